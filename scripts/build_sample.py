@@ -1,0 +1,54 @@
+"""Rebuild the bundled sample (zeroscrolls/data/sample/) from the real validation rows in shared/data.
+
+Takes the two shortest inputs per task, derives the official index fields from the text (spec §2.2) and writes
+rows in the official layout (spec §2.1). Usage: python scripts/build_sample.py ../shared/data/zeroscrolls
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from zeroscrolls.data import derive_spans
+from zeroscrolls.templates import load_templates
+
+PER_TASK = 2
+
+
+def main(shared: Path, out: Path) -> None:
+    templates = load_templates()
+    folder = shared / "validation_inputs_and_gold"
+    for input_file in sorted(folder.glob("input_*.json")):
+        task = input_file.stem.removeprefix("input_")
+        inputs = json.loads(input_file.read_text(encoding="utf-8"))
+        outputs = json.loads((folder / f"output_{task}.json").read_text(encoding="utf-8"))
+        t = templates[task]
+        chosen = sorted(inputs, key=lambda i: (len(inputs[i]), i))[:PER_TASK]
+        rows = []
+        for ex_id in sorted(chosen, key=list(inputs).index):
+            text = inputs[ex_id]
+            spans = derive_spans(text, t.context_header, t.query_header, t.response_header)
+            assert spans is not None, (task, ex_id)
+            ds, de, qs, qe = spans
+            rows.append(
+                {
+                    "id": ex_id,
+                    "pid": ex_id,
+                    "input": text,
+                    "output": outputs[ex_id],
+                    "document_start_index": ds,
+                    "document_end_index": de,
+                    "query_start_index": qs,
+                    "query_end_index": qe,
+                    "truncation_seperator": t.truncation_separator,
+                }
+            )
+        (out / task).mkdir(parents=True, exist_ok=True)
+        with (out / task / "validation.jsonl").open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), Path(__file__).resolve().parent.parent / "zeroscrolls" / "data" / "sample")

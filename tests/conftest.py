@@ -1,0 +1,40 @@
+"""Shared fixtures: isolated cache and Hugging Face folders per test, real data paths, synthetic rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.synthetic import write_synthetic_tasks
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "zeroscrolls"
+REAL_TASKS = ("gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "narrative_qa", "quality")
+
+
+@pytest.fixture(autouse=True)
+def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test touches ~/.cache or the network: caches and HF folders live in a temp dir."""
+    home = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("ZEROSCROLLS_CACHE", str(home / "generations.sqlite"))
+    monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(home / "tiktoken"))
+    monkeypatch.setenv("ZEROSCROLLS_RETRY_WAIT_MAX", "0.05")
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real validation inputs and golds next to the project (../shared/data/zeroscrolls)."""
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"real data not found at {SHARED_DATA}; the tests need ../shared next to the project")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def synthetic_data(tmp_path: Path) -> Path:
+    """A data folder with the bundled sample's 7 tasks plus synthetic rows for musique, space_digest and
+    book_sum_sort (which have no public validation rows)."""
+    return write_synthetic_tasks(tmp_path / "data")

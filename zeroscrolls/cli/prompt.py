@@ -1,0 +1,62 @@
+"""`zeroscrolls prompt`: print exactly the final prompt a run would send for one example."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from zeroscrolls.cli.options import DataOption, MaxTokensOption, ModelOption, PromptsOption, ProviderOption
+from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.errors import ExampleError, UsageError
+from zeroscrolls.planning import fit_example, resolve_model
+from zeroscrolls.tasks import get_task
+from zeroscrolls.templates import load_templates
+from zeroscrolls.truncation import Truncator
+
+
+def prompt(
+    task: Annotated[str, typer.Option("--task", "-t", help="Task name, e.g. narrative_qa.")],
+    example_id: Annotated[str, typer.Option("--id", help="Example id.")],
+    model: ModelOption,
+    max_tokens: MaxTokensOption = None,
+    provider: ProviderOption = None,
+    data: DataOption = "hub",
+    split: Annotated[str, typer.Option("--split", help="validation or test.")] = "validation",
+    prompts: PromptsOption = None,
+    tokenizer: Annotated[
+        str | None, typer.Option("--tokenizer", help="Tokenizer for models the registry does not know.")
+    ] = None,
+    record: Annotated[bool, typer.Option("--record", help="Print the truncation record to stderr.")] = False,
+) -> None:
+    """Print the final prompt (chat styles: the user message) and nothing else on stdout.
+
+    Example: zeroscrolls prompt --task quality --id 62139_J05FWZR6_1 --model gpt-4 --max-tokens 2048 --data sample
+    """
+    get_task(task)
+    templates = load_templates(prompts)
+    source = DataSource.parse(data)
+    examples = {ex.id: ex for ex in load_examples(task, split, source, templates)}
+    if example_id not in examples:
+        shown = ", ".join(list(examples)[:5])
+        raise UsageError(f"no example {example_id!r} in {task}/{split} of {source.describe()} (ids: {shown}, ...)")
+    options = {"tokenizer": tokenizer} if tokenizer else {}
+    prov, profile = resolve_model(model, provider, max_tokens, options)
+    truncator = Truncator(prov.tokenizer(profile))
+    try:
+        fitted = fit_example(examples[example_id], templates[task], profile, truncator)
+    except ExampleError as exc:
+        raise UsageError(str(exc)) from None
+    typer.echo(fitted.text, nl=False)
+    if record:
+        info = asdict(fitted.record) | {"kept_fraction": round(fitted.record.kept_fraction, 6)}
+        if fitted.prefill:
+            info["assistant_prefill"] = fitted.prefill
+        Console(stderr=True).print_json(json.dumps(info))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("prompt")(prompt)

@@ -1,0 +1,239 @@
+"""Load ZeroSCROLLS rows into `Example`s: from a local folder, the Hugging Face Hub, or the bundled sample.
+
+A data folder holds `<task>/<split>.jsonl` (the layout of the official zips, spec §2.4). Rows sharing an id are
+grouped into one example whose `outputs` keep every reference in file order (spec §2.1). Document and query spans
+come from the index fields, or are derived from the text by the rule of spec §2.2 when a row has none.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+
+from zeroscrolls.errors import UsageError
+from zeroscrolls.tasks import TASKS
+
+HUB_REPO = "tau/zero_scrolls"
+SPLITS = ("validation", "test")
+INDEX_FIELDS = ("document_start_index", "document_end_index", "query_start_index", "query_end_index")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One benchmark example: the official `input` and where its document and query lie inside it."""
+
+    task: str
+    id: str
+    input: str
+    outputs: tuple[str, ...]
+    """Every reference, in file order (empty on the test split)."""
+    document_start: int
+    document_end: int
+    query_start: int
+    """Offset of the query header, or of the response header for tasks without a query (spec §2.2)."""
+    query_end: int
+    """Offset just past the query text; `input[query_end:]` is the response header block."""
+    truncation_separator: str | None = None
+    """The row's own `truncation_seperator` (sic), when the data has one."""
+
+    @property
+    def document(self) -> str:
+        return self.input[self.document_start : self.document_end]
+
+    @property
+    def query(self) -> str:
+        """The query text without its header ('' for tasks without a query)."""
+        block = self.input[self.query_start : self.query_end]
+        return block.split("\n", 1)[1] if "\n" in block else ""
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where rows come from: `sample` (bundled), `hub` (tau/zero_scrolls zips) or a local folder."""
+
+    kind: str
+    path: Path | None = None
+    revision: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str, revision: str | None = None) -> DataSource:
+        if spec == "sample":
+            return cls("sample")
+        if spec == "hub":
+            return cls("hub", revision=revision)
+        path = Path(spec).expanduser()
+        if not path.is_dir():
+            raise UsageError(
+                f"--data {spec}: no such folder; pass a folder holding <task>/<split>.jsonl, "
+                "'sample' for the bundled sample, or 'hub' to download from the Hugging Face Hub"
+            )
+        return cls("dir", path=path)
+
+    def describe(self) -> str:
+        if self.kind == "dir":
+            return str(self.path)
+        if self.kind == "hub":
+            return f"hub:{HUB_REPO}@{self.revision or 'main'}"
+        return "sample"
+
+    def task_file(self, task: str, split: str) -> Path | None:
+        """The JSONL file of one task and split, or None when this source does not have it."""
+        if split not in SPLITS:
+            raise UsageError(f"unknown split {split!r}; use one of: {', '.join(SPLITS)}")
+        if self.kind == "sample":
+            root = Path(str(resources.files("zeroscrolls") / "data" / "sample"))
+        elif self.kind == "hub":
+            root = fetch_hub_task(task, self.revision)
+        else:
+            assert self.path is not None
+            root = self.path
+        path = root / task / f"{split}.jsonl"
+        return path if path.is_file() else None
+
+    def available_tasks(self, split: str) -> list[str]:
+        """Tasks this source holds for `split` (the hub is assumed to hold all ten)."""
+        if self.kind == "hub":
+            return list(TASKS)
+        return [t for t in TASKS if self.task_file(t, split) is not None]
+
+
+def fetch_hub_task(task: str, revision: str | None = None) -> Path:
+    """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
+    and tokens apply) and unpack it once next to the cached file; returns the folder holding `<task>/`."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    try:
+        zip_path = Path(hf_hub_download(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision))
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as exc:
+        raise UsageError(
+            f"could not fetch {task}.zip from the Hugging Face Hub dataset {HUB_REPO} ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'no details'}); without network access, download the "
+            "zips elsewhere, unpack them into one folder and pass --data DIR, or try --data sample"
+        ) from None
+    target = zip_path.parent / f".{task}.unpacked"
+    if not (target / task).is_dir():
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        with zipfile.ZipFile(zip_path) as zf:
+            zf.extractall(tmp)
+        if not (tmp / task).is_dir():
+            raise UsageError(f"{zip_path}: the zip has no folder {task}/ inside; is it a ZeroSCROLLS zip?")
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.replace(target)
+    return target
+
+
+def hub_revision(source: DataSource, task: str) -> str | None:
+    """The commit the Hub files were resolved to (the snapshot folder's name), for the run manifest."""
+    if source.kind != "hub":
+        return None
+    return fetch_hub_task(task, source.revision).parent.name
+
+
+def derive_spans(text: str, context_header: str, query_header: str | None, response_header: str):
+    """The four offsets of spec §2.2, derived from the text when a row has no index fields."""
+    first_break = text.find("\n\n")
+    tail = f"\n\n{response_header}\n"
+    if first_break < 0 or not text.endswith(tail if query_header else f"{response_header}\n"):
+        return None
+    document_start = first_break + 2 + len(context_header) + 1
+    if query_header:
+        marker = text.rfind(f"\n\n{query_header}\n")
+        if marker < 0:
+            return None
+        query_start = marker + 2
+        query_end = len(text) - len(tail)
+    else:
+        query_start = query_end = len(text) - len(response_header) - 1
+    return document_start, query_start - 2, query_start, query_end
+
+
+def _check_spans(ex: Example, query_header: str | None, response_header: str) -> str | None:
+    """Why the spans disagree with the text, or None when they agree."""
+    n = len(ex.input)
+    if not 0 <= ex.document_start <= ex.document_end <= ex.query_start <= ex.query_end <= n:
+        return (
+            "document_start_index <= document_end_index <= query_start_index <= query_end_index <= len(input) "
+            f"does not hold ({ex.document_start}, {ex.document_end}, {ex.query_start}, {ex.query_end}, {n})"
+        )
+    head = query_header if query_header else response_header
+    if not ex.input.startswith(f"{head}\n", ex.query_start):
+        return f"query_start_index={ex.query_start} does not point at {head!r}"
+    expected_tail = f"\n\n{response_header}\n" if query_header else f"{response_header}\n"
+    if ex.input[ex.query_end :].rstrip("\n") != expected_tail.rstrip("\n"):
+        return f"query_end_index={ex.query_end} is not followed by the response header {response_header!r}"
+    return None
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UsageError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                if not isinstance(row, dict):
+                    raise UsageError(f"{path}:{lineno}: expected a JSON object per line")
+                yield lineno, row
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def load_examples(task: str, split: str, source: DataSource, templates=None) -> list[Example]:
+    """All examples of one task and split, references grouped by id in file order (spec §2.1)."""
+    from zeroscrolls.templates import load_templates
+
+    template = (templates or load_templates())[task]
+    path = source.task_file(task, split)
+    if path is None:
+        raise UsageError(
+            f"{source.describe()} has no {task}/{split}.jsonl; tasks available there: "
+            f"{', '.join(source.available_tasks(split)) or 'none'}"
+        )
+    examples: dict[str, Example] = {}
+    refs: dict[str, list[str]] = {}
+    for lineno, row in _read_jsonl(path):
+        where = f"{path}:{lineno}"
+        for field in ("id", "input"):
+            if not isinstance(row.get(field), str):
+                raise UsageError(f"{where}: field {field!r} is missing or not a string")
+        output = row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise UsageError(f"{where}: field 'output' must be a string or null")
+        ex_id = row["id"]
+        if ex_id in examples:
+            if output:
+                refs[ex_id].append(output)
+            continue
+        text = row["input"]
+        if all(row.get(f) is not None for f in INDEX_FIELDS):
+            values = [row[f] for f in INDEX_FIELDS]
+            bad = [f for f, v in zip(INDEX_FIELDS, values, strict=True) if not isinstance(v, int)]
+            if bad:
+                raise UsageError(f"{where}: field {bad[0]!r} must be an integer")
+            spans = tuple(values)
+        else:
+            spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
+            if spans is None:
+                raise UsageError(
+                    f"{where}: field 'input' does not follow the {task} layout (instruction, "
+                    f"{template.context_header!r}, document, query, {template.response_header!r}) and the row "
+                    "has no index fields to locate the document and query"
+                )
+        sep = row.get("truncation_seperator")
+        ex = Example(task, ex_id, text, (), *spans, truncation_separator=sep if isinstance(sep, str) else None)
+        problem = _check_spans(ex, template.query_header, template.response_header)
+        if problem:
+            raise UsageError(f"{where}: {problem}")
+        examples[ex_id] = ex
+        refs[ex_id] = [output] if output else []
+    return [replace(ex, outputs=tuple(refs[ex.id])) for ex in examples.values()]

@@ -1,0 +1,70 @@
+"""From examples to requests: pick the provider and profile, build each prompt, truncate it, make the `Request`.
+
+Used by `zeroscrolls prompt` and by the runner, so what `prompt` prints is exactly what a run sends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zeroscrolls.data import Example
+from zeroscrolls.models import ModelProfile, get_model
+from zeroscrolls.providers.base import Provider, Request, resolve_provider
+from zeroscrolls.tasks import get_task
+from zeroscrolls.templates import PromptStyle, Template, build_prompt
+from zeroscrolls.truncation import FittedPrompt, Truncator
+
+
+def resolve_model(
+    model: str, provider: str | None, max_tokens: int | None, options: dict[str, Any] | None = None
+) -> tuple[Provider, ModelProfile]:
+    """The provider instance and model profile for `--model` / `--provider` / `--max-tokens`.
+
+    Without `--provider`, the registry names the provider (an unknown model is an error with close names);
+    with it, the provider builds the profile itself, so models the registry does not know work too.
+    """
+    name = provider or get_model(model).provider
+    instance = resolve_provider(name)(**(options or {}))
+    return instance, instance.profile(model, max_tokens)
+
+
+def generation_budget(task: str, profile: ModelProfile) -> int:
+    """Tokens to generate: the task's budget (spec §1), or the profile's fixed length (official HF: 1024)."""
+    return profile.max_new_tokens or get_task(task).generation_budget
+
+
+def fit_example(example: Example, template: Template, profile: ModelProfile, truncator: Truncator) -> FittedPrompt:
+    """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`)."""
+    parts = build_prompt(example, template, profile.prompt_style)
+    return truncator.fit(
+        parts,
+        profile.max_tokens,
+        get_task(example.task).generation_budget,
+        chat=profile.prompt_style is not PromptStyle.COMPLETION,
+        encoder_decoder=profile.encoder_decoder,
+        where=f"{example.task}/{example.id}",
+    )
+
+
+def make_request(example: Example, fitted: FittedPrompt, profile: ModelProfile, provider: Provider) -> Request:
+    """The `Request` that sends `fitted`: text for completion, one user message (+ prefill) for chat styles."""
+    if profile.prompt_style is PromptStyle.COMPLETION:
+        prompt, messages = fitted.text, None
+    else:
+        turns = [("user", fitted.text)]
+        if fitted.prefill:
+            turns.append(("assistant", fitted.prefill))
+        prompt, messages = None, tuple(turns)
+    return Request(
+        provider=provider.name,
+        model=profile.name,
+        max_new_tokens=generation_budget(example.task, profile),
+        prompt=prompt,
+        messages=messages,
+        prompt_token_ids=fitted.token_ids,
+        stop=(fitted.stop,) if fitted.stop else (),
+        decoding=provider.decoding(profile),
+        task=example.task,
+        example_id=example.id,
+        document=fitted.kept_document,
+    )

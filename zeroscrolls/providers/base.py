@@ -1,0 +1,190 @@
+"""The provider contract: `Provider`, the frozen `Request` and `Generation`, and one resolver.
+
+Built-in providers, entry points of the group `zeroscrolls.providers` and `--provider pkg.module:Class` all go
+through `resolve_provider`; a provider module is imported only when it is chosen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+from zeroscrolls.errors import UsageError
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.tokenizers import TokenCounter
+
+ENTRY_POINT_GROUP = "zeroscrolls.providers"
+KEY_VERSION = 1
+"""Bumped whenever the canonical form of `Request.key()` changes, so old cache rows are never misread."""
+
+BUILTIN_PROVIDERS: dict[str, str] = {
+    "naive": "zeroscrolls.providers.naive:NaiveProvider",
+    "openai": "zeroscrolls.providers.openai:OpenAIProvider",
+    "anthropic": "zeroscrolls.providers.anthropic:AnthropicProvider",
+    "hf": "zeroscrolls.providers.hf:HFProvider",
+    "vllm": "zeroscrolls.providers.vllm:VLLMProvider",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One generation to make. Identity fields go into `key()`; `task`, `example_id` and `document` do not,
+    since the prompt already determines the output; neither do credentials, concurrency, timeouts or retries."""
+
+    provider: str
+    model: str
+    max_new_tokens: int
+    prompt: str | None = None
+    """Completion-style prompt text (None for message-based requests)."""
+    messages: tuple[tuple[str, str], ...] | None = None
+    """(role, content) pairs; a final assistant turn is a prefill."""
+    prompt_token_ids: tuple[int, ...] | None = None
+    """Exact input ids where truncation fixed them (seq2seq encoder input)."""
+    stop: tuple[str, ...] = ()
+    decoding: Mapping[str, Any] = field(default_factory=dict)
+    """Decoding parameters that change the output (temperature, seed, ...), JSON-serialisable."""
+    task: str = ""
+    example_id: str = ""
+    document: str = ""
+    """The document as the model sees it (its kept head when truncated); the naive baselines sample from it."""
+
+    def key(self) -> str:
+        """sha256 of the canonical JSON of everything that can change the generated text."""
+        ident = {
+            "v": KEY_VERSION,
+            "provider": self.provider,
+            "model": self.model,
+            "prompt": self.prompt,
+            "messages": [list(m) for m in self.messages] if self.messages is not None else None,
+            "prompt_token_ids": list(self.prompt_token_ids) if self.prompt_token_ids is not None else None,
+            "max_new_tokens": self.max_new_tokens,
+            "stop": list(self.stop),
+            "decoding": dict(self.decoding),
+        }
+        canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def to_json(self) -> dict[str, Any]:
+        """The identity fields plus task and id, as stored in the cache."""
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "max_new_tokens": self.max_new_tokens,
+            "prompt": self.prompt,
+            "messages": [list(m) for m in self.messages] if self.messages is not None else None,
+            "prompt_token_ids": list(self.prompt_token_ids) if self.prompt_token_ids is not None else None,
+            "stop": list(self.stop),
+            "decoding": dict(self.decoding),
+            "task": self.task,
+            "example_id": self.example_id,
+        }
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What a provider returned for one request. A failure is a value (`error` set), never placeholder text."""
+
+    request_key: str
+    text: str = ""
+    finish_reason: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_s: float | None = None
+    cost_usd: float | None = None
+    cached: bool = False
+    error: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+    """Provider details worth keeping (system_fingerprint, model version, retries, ...)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class FatalProviderError(Exception):
+    """Stops the whole run at once (bad credentials, missing key): retrying or going on cannot help."""
+
+
+class Provider(ABC):
+    """A way to generate text. Subclasses implement three methods; the runner does caching, truncation,
+    scoring and reporting for them."""
+
+    name: ClassVar[str]
+    default_concurrency: ClassVar[int] = 8
+    """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
+
+    def __init__(self, **options: Any) -> None:
+        """`options` are the run's provider options (base_url, device, ...); unknown ones are ignored."""
+        self.options = options
+
+    @abstractmethod
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        """The model's profile, with the user's `--max-tokens` applied."""
+
+    @abstractmethod
+    def tokenizer(self, profile: ModelProfile) -> TokenCounter:
+        """The tokenizer truncation must use for this model."""
+
+    @abstractmethod
+    def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        """Generate every request, yielding each `Generation` as soon as it is done (any order)."""
+
+    def decoding(self, profile: ModelProfile) -> dict[str, Any]:
+        """Decoding parameters put into every request (and so into its cache key)."""
+        return {}
+
+    def cost(self, profile: ModelProfile, input_tokens: int, output_tokens: int) -> float | None:
+        """USD cost from the profile's prices per million tokens (None when unknown)."""
+        if profile.input_price is None or profile.output_price is None:
+            return None
+        return (input_tokens * profile.input_price + output_tokens * profile.output_price) / 1e6
+
+    async def aclose(self) -> None:
+        """Release clients, models or engines at the end of a run."""
+        return None
+
+
+def installed_providers() -> dict[str, str]:
+    """Provider name -> 'module:Class', built-ins first, then entry points."""
+    found = dict(BUILTIN_PROVIDERS)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def resolve_provider(spec: str) -> type[Provider]:
+    """The provider class for a name ('openai', an entry point) or a 'pkg.module:Class' path."""
+    installed = installed_providers()
+    target = installed.get(spec, spec if ":" in spec else None)
+    if target is None:
+        raise UsageError(
+            f"unknown provider {spec!r}; installed providers: {', '.join(sorted(installed))} "
+            "(or give a class as --provider package.module:Class)"
+        )
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise  # a dependency inside the module is missing: a bug of that provider, not a usage error
+        raise UsageError(f"provider {spec!r}: cannot import module {module_name!r}") from None
+    cls = getattr(module, class_name, None)
+    if not (isinstance(cls, type) and issubclass(cls, Provider)):
+        raise UsageError(f"provider {spec!r}: {target} is not a zeroscrolls Provider subclass")
+    return cls
+
+
+def require_extra(module: str, provider: str, extra: str) -> None:
+    """Clear error when an optional dependency of a provider is not installed."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise UsageError(
+            f"the {provider} provider needs the {extra} extra: pip install 'zeroscrolls[{extra}]'"
+        ) from None

@@ -1,0 +1,175 @@
+"""Prompt templates as data (`prompts/<task>.yaml`) and the three prompt styles of spec §3.
+
+A `Template` holds one task's strings. `build_prompt` turns an `Example` into the untruncated `PromptParts` of a
+style: the text the model would see, where its document and query lie, and the assistant prefill / stop tag of the
+Claude style. Truncation (truncation.py) only ever cuts the document inside these parts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from zeroscrolls.data import Example
+from zeroscrolls.errors import UsageError
+from zeroscrolls.tasks import TASKS, get_task
+
+
+class PromptStyle(str, Enum):
+    COMPLETION = "completion"
+    """The dataset's `input` as it is (spec §3.1): completion APIs and seq2seq models."""
+    CHAT = "chat"
+    """Chat models (spec §3.2): format request after the instruction, cut at the end of the query."""
+    CLAUDE_TAGS = "claude-tags"
+    """Anthropic (spec §3.3): chat prompt asking for XML answer tags, assistant prefill opening the tag."""
+
+
+class Template(BaseModel):
+    """One task's prompt pieces; unknown or missing keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    instruction: str
+    context_header: str
+    query_header: str | None
+    response_header: str
+    truncation_separator: str
+    chat_format_request: str | None
+    claude_format_request: str | None
+    claude_answer_type: str
+    claude_tag: str
+
+    def render_instruction(self, num_summaries: int | None = None) -> str:
+        """The instruction with `${num_summaries}` filled (BookSumSort only)."""
+        if "$" not in self.instruction:
+            return self.instruction
+        if num_summaries is None:
+            raise ValueError("this instruction needs num_summaries")
+        return string.Template(self.instruction).substitute(num_summaries=num_summaries)
+
+    def rebuild_input(self, document: str, query: str, num_summaries: int | None = None) -> str:
+        """The dataset's `input` from its pieces (spec §2.2 layout)."""
+        head = f"{self.render_instruction(num_summaries)}\n\n{self.context_header}\n{document}\n\n"
+        query_block = f"{self.query_header}\n{query}\n\n" if self.query_header else ""
+        return f"{head}{query_block}{self.response_header}\n"
+
+    def digest(self) -> str:
+        """Short content hash, recorded in run manifests so runs with other templates are told apart."""
+        payload = self.model_dump_json().encode()
+        return hashlib.sha256(payload).hexdigest()[:16]
+
+
+def load_templates(directory: Path | None = None) -> dict[str, Template]:
+    """Templates of all ten tasks: the packaged ones, with files in `directory` (if given) taking precedence."""
+    templates = {}
+    packaged = resources.files("zeroscrolls") / "prompts"
+    for task in TASKS:
+        override = directory / f"{task}.yaml" if directory else None
+        if override is not None and override.is_file():
+            source, text = str(override), override.read_text(encoding="utf-8")
+        else:
+            source, text = f"packaged prompts/{task}.yaml", (packaged / f"{task}.yaml").read_text("utf-8")
+        templates[task] = _parse_template(source, text)
+    if directory is not None:
+        if not directory.is_dir():
+            raise UsageError(f"--prompts {directory}: no such folder (it should hold <task>.yaml files)")
+        strays = sorted(p.name for p in directory.glob("*.yaml") if p.stem not in TASKS)
+        if strays:
+            raise UsageError(
+                f"--prompts {directory}: {', '.join(strays)} name no task; files must be called <task>.yaml "
+                f"with a task among {', '.join(TASKS)}"
+            )
+    return templates
+
+
+def _parse_template(source: str, text: str) -> Template:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{source}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{source}: expected a mapping of template keys to strings")
+    try:
+        return Template(**data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'template'}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"{source}: bad template ({problems})") from None
+
+
+@dataclass(frozen=True)
+class PromptParts:
+    """An untruncated prompt in one style, with the offsets truncation needs."""
+
+    text: str
+    """The prompt (chat styles: the user message)."""
+    document_start: int
+    document_end: int
+    query_start: int
+    """Start of what must survive truncation whole: query block and, for completion, response header."""
+    separator: str
+    """Trim notice placed after a cut document."""
+    prefill: str | None = None
+    """Assistant prefill (claude-tags): opens the answer tag so the reply starts with the answer."""
+    stop: str | None = None
+    """Closing answer tag (claude-tags): the prediction is the text before it."""
+
+    def with_document(self, kept: str) -> str:
+        """The prompt with the document replaced by its kept head and the trim notice."""
+        return self.text[: self.document_start] + kept + self.separator + self.text[self.query_start :]
+
+    @property
+    def suffix(self) -> str:
+        """Trim notice plus everything after the document that must survive (spec §3.4 `suffix`)."""
+        return self.separator + self.text[self.query_start :]
+
+
+def num_summaries(example: Example) -> int | None:
+    """BookSumSort's N, read from its instruction ('You are given N summaries ...')."""
+    if example.task != "book_sum_sort":
+        return None
+    match = re.match(r"You are given (\d+) summaries", example.input)
+    return int(match.group(1)) if match else None
+
+
+def build_prompt(example: Example, template: Template, style: PromptStyle) -> PromptParts:
+    """The untruncated prompt of `example` in `style` (spec §3.1-§3.3)."""
+    task = get_task(example.task)
+    separator = example.truncation_separator or template.truncation_separator
+    if style is PromptStyle.COMPLETION:
+        return PromptParts(example.input, example.document_start, example.document_end, example.query_start, separator)
+    request = template.chat_format_request if style is PromptStyle.CHAT else template.claude_format_request
+    text = example.input[: example.query_end]
+    shift = 0
+    if request and not task.is_summarization:
+        # spec §3.2: instruction = input up to the first blank line, stripped, + " " + request.
+        cut = text.index("\n\n")
+        instruction = text[:cut].strip()
+        text = f"{instruction} {request}{text[cut:]}"
+        shift = len(text) - example.query_end
+    parts = PromptParts(
+        text,
+        example.document_start + shift,
+        example.document_end + shift,
+        example.query_start + shift,
+        separator,
+    )
+    if style is PromptStyle.CLAUDE_TAGS and not task.is_summarization:
+        tag = template.claude_tag
+        return PromptParts(
+            parts.text,
+            parts.document_start,
+            parts.document_end,
+            parts.query_start,
+            separator,
+            prefill=f"{template.claude_answer_type}: <{tag}>",
+            stop=f"</{tag}>",
+        )
+    return parts
