@@ -55,3 +55,14 @@ class WhitespaceTokenizer:
 
     def count(self, text: str) -> int:
         return len(self._pattern.findall(text))
+
+
+def load_tokenizer(spec: str) -> TokenCounter:
+    """A tokenizer from a profile's spec: 'whitespace', 'tiktoken:<encoding>', 'hf:<name or path>',
+    'anthropic:<model>'."""
+    kind, _, arg = spec.partition(":")
+    if kind == "whitespace":
+        return WhitespaceTokenizer()
+    from zeroscrolls.errors import UsageError
+
+    raise UsageError(f"unknown tokenizer {spec!r}; use whitespace, tiktoken:<encoding>, hf:<path> or anthropic:<model>")

@@ -16,8 +16,8 @@ from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from zeroscrolls.errors import UsageError
-from zeroscrolls.models import ModelProfile
-from zeroscrolls.tokenizers import TokenCounter
+from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 
 ENTRY_POINT_GROUP = "zeroscrolls.providers"
 KEY_VERSION = 1
@@ -112,8 +112,8 @@ class FatalProviderError(Exception):
 
 
 class Provider(ABC):
-    """A way to generate text. Subclasses implement three methods; the runner does caching, truncation,
-    scoring and reporting for them."""
+    """A way to generate text. Subclasses implement `generate` and override the defaults that differ; the
+    runner does caching, truncation, scoring and reporting for them."""
 
     name: ClassVar[str]
     default_concurrency: ClassVar[int] = 8
@@ -123,13 +123,26 @@ class Provider(ABC):
         """`options` are the run's provider options (base_url, device, ...); unknown ones are ignored."""
         self.options = options
 
-    @abstractmethod
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
-        """The model's profile, with the user's `--max-tokens` applied."""
+        """The model's profile with the user's `--max-tokens` applied: the registry entry when there is one,
+        else `unregistered_profile` (models the registry does not know need `--max-tokens`)."""
+        entry = REGISTRY.get(model)
+        if entry is not None and entry.provider == self.name:
+            return entry.with_budget(max_tokens)
+        if max_tokens is None:
+            raise UsageError(
+                f"the {self.name} provider does not know the model {model!r}: pass --max-tokens "
+                "(its token budget), or pick a model from `zeroscrolls models`"
+            )
+        return self.unregistered_profile(model, max_tokens)
 
-    @abstractmethod
+    def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
+        """Profile of a model the registry does not know; providers that can serve any model override this."""
+        raise UsageError(f"the {self.name} provider serves only registered models; {model!r} is not one")
+
     def tokenizer(self, profile: ModelProfile) -> TokenCounter:
-        """The tokenizer truncation must use for this model."""
+        """The tokenizer truncation must use for this model (the profile's tokenizer spec)."""
+        return load_tokenizer(profile.tokenizer)
 
     @abstractmethod
     def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
