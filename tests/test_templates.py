@@ -1,0 +1,196 @@
+"""Templates rebuild every real `input` byte for byte; the three prompt styles follow spec §3.1-§3.3."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REAL_TASKS
+from zeroscrolls.data import Example, derive_spans
+from zeroscrolls.errors import UsageError
+from zeroscrolls.tasks import TASKS
+from zeroscrolls.templates import PromptStyle, build_prompt, load_templates, num_summaries
+
+TEMPLATES = load_templates()
+
+
+def real_examples(shared_data: Path, task: str) -> list[Example]:
+    inputs = json.loads((shared_data / "validation_inputs_and_gold" / f"input_{task}.json").read_text("utf-8"))
+    t = TEMPLATES[task]
+    examples = []
+    for ex_id, text in inputs.items():
+        spans = derive_spans(text, t.context_header, t.query_header, t.response_header)
+        assert spans is not None, f"{task}/{ex_id} does not follow the layout"
+        examples.append(Example(task, ex_id, text, (), *spans))
+    return examples
+
+
+def test_every_real_row_is_rebuilt_byte_for_byte(shared_data: Path) -> None:
+    rebuilt = 0
+    for task in REAL_TASKS:
+        for ex in real_examples(shared_data, task):
+            assert TEMPLATES[task].rebuild_input(ex.document, ex.query) == ex.input, f"{task}/{ex.id}"
+            rebuilt += 1
+    assert rebuilt == 130
+
+
+def test_real_spans_point_at_the_query_and_response_header(shared_data: Path) -> None:
+    for task in REAL_TASKS:
+        t = TEMPLATES[task]
+        for ex in real_examples(shared_data, task):
+            if t.query_header:
+                assert ex.input[ex.query_start :].startswith(f"{t.query_header}\n")
+                assert ex.input[ex.query_end :] == f"\n\n{t.response_header}\n"
+            else:
+                assert ex.query_start == ex.query_end
+                assert ex.input[ex.query_end :] == f"{t.response_header}\n"
+            assert ex.input[ex.document_start - len(t.context_header) - 1 : ex.document_start] == (
+                f"{t.context_header}\n"
+            )
+
+
+def _synthetic(task: str, document: str, query: str) -> Example:
+    t = TEMPLATES[task]
+    text = t.rebuild_input(document, query)
+    spans = derive_spans(text, t.context_header, t.query_header, t.response_header)
+    assert spans is not None
+    return Example(task, "x", text, (), *spans)
+
+
+def test_spec_worked_layout_narrative_qa() -> None:
+    ex = _synthetic("narrative_qa", "Tom met Ann in Paris. They married in May.", "Where did Tom meet Ann?")
+    assert len(TEMPLATES["narrative_qa"].instruction) == 165
+    assert (len(ex.input), ex.document_start, ex.document_end, ex.query_start, ex.query_end) == (
+        261,
+        174,
+        216,
+        218,
+        251,
+    )
+    assert ex.input[218:251] == "Question:\nWhere did Tom meet Ann?"
+    assert ex.input[251:] == "\n\nAnswer:\n"
+
+
+def test_spec_worked_layout_gov_report() -> None:
+    ex = _synthetic("gov_report", "The agency reviewed X.", "")
+    assert (len(ex.input), ex.document_start, ex.document_end, ex.query_start, ex.query_end) == (
+        129,
+        96,
+        118,
+        120,
+        120,
+    )
+    assert ex.input[120:] == "Summary:\n"
+
+
+def test_completion_style_is_the_dataset_input() -> None:
+    ex = _synthetic("narrative_qa", "Tom met Ann in Paris.", "Where?")
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.COMPLETION)
+    assert parts.text == ex.input
+    assert parts.suffix == "... [The rest of the story is omitted]\n\nQuestion:\nWhere?\n\nAnswer:\n"
+
+
+def test_chat_style_spec_example() -> None:
+    ex = _synthetic("narrative_qa", "Tom met Ann in Paris. They married in May.", "Where did Tom meet Ann?")
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    instruction = TEMPLATES["narrative_qa"].instruction
+    assert parts.text == (
+        f"{instruction} Do not provide any explanation.\n\nStory:\nTom met Ann in Paris. They married in May."
+        "\n\nQuestion:\nWhere did Tom meet Ann?"
+    )
+    assert len(parts.text) == 283
+    assert parts.query_start == 218 + 32
+    assert parts.text[parts.document_start : parts.document_end] == ex.document
+    assert parts.suffix == "... [The rest of the story is omitted]\n\nQuestion:\nWhere did Tom meet Ann?"
+    assert parts.prefill is None
+
+
+def test_chat_style_summaries_get_no_request_and_end_before_the_header() -> None:
+    ex = _synthetic("gov_report", "The agency reviewed X.", "")
+    parts = build_prompt(ex, TEMPLATES["gov_report"], PromptStyle.CHAT)
+    assert parts.text == ex.input[: ex.query_end]
+    assert parts.text.endswith("The agency reviewed X.\n\n")
+    assert parts.suffix == "... [The rest of the report is omitted]\n\n"
+
+
+def test_claude_tags_style_spec_example() -> None:
+    ex = _synthetic("narrative_qa", "Tom met Ann in Paris. They married in May.", "Where did Tom meet Ann?")
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CLAUDE_TAGS)
+    assert parts.text.startswith(
+        "You are given a story, which can be either a novel or a movie script, and a question. Answer the "
+        "question as concisely as you can, using a single phrase if possible. Do not provide any explanation, "
+        "and please highlight your final answer with <answer></answer> tags.\n\nStory:\n"
+    )
+    assert parts.text.endswith("\n\nQuestion:\nWhere did Tom meet Ann?")
+    assert parts.prefill == "Answer: <answer>"
+    assert parts.stop == "</answer>"
+
+
+@pytest.mark.parametrize("task", list(TASKS))
+def test_claude_tags_per_task(task: str) -> None:
+    template = TEMPLATES[task]
+    query = "What?" if template.query_header else ""
+    n = 3 if task == "book_sum_sort" else None
+    text = template.rebuild_input("Summary 1:\nA.\n\nSummary 2:\nB.\n\nSummary 3:\nC.", query, n)
+    spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
+    assert spans is not None
+    ex = Example(task, "x", text, (), *spans)
+    parts = build_prompt(ex, template, PromptStyle.CLAUDE_TAGS)
+    if TASKS[task].is_summarization:
+        assert (parts.prefill, parts.stop) == (None, None)
+        assert "Do not provide" not in parts.text
+    else:
+        tag = TASKS[task].answer_tag
+        assert parts.prefill == f"{TASKS[task].answer_type}: <{tag}>"
+        assert parts.stop == f"</{tag}>"
+        assert f"with <{tag}></{tag}> tags." in parts.text
+
+
+def test_book_sum_sort_instruction_and_n() -> None:
+    template = TEMPLATES["book_sum_sort"]
+    text = template.rebuild_input("Summary 1:\nA.", "", 12)
+    assert text.startswith("You are given 12 summaries of chapters")
+    assert "a list of length 12 of the summary IDs" in text
+    spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
+    assert spans is not None
+    assert num_summaries(Example("book_sum_sort", "b", text, (), *spans)) == 12
+
+
+def test_prompts_dir_overrides_one_task(tmp_path: Path) -> None:
+    packaged = (Path(__file__).parents[1] / "zeroscrolls" / "prompts" / "quality.yaml").read_text("utf-8")
+    (tmp_path / "quality.yaml").write_text(packaged.replace("Story:", "Text:"), "utf-8")
+    templates = load_templates(tmp_path)
+    assert templates["quality"].context_header == "Text:"
+    assert templates["qasper"] == TEMPLATES["qasper"]
+    assert templates["quality"].digest() != TEMPLATES["quality"].digest()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("instruction: [unclosed", "not valid YAML"),
+        ("- a\n- b\n", "expected a mapping"),
+        ("instruction: x\n", "context_header: Field required"),
+        ("{EXTRA}", "colour: Extra inputs are not permitted"),
+    ],
+)
+def test_bad_templates_are_clear_errors(tmp_path: Path, content: str, message: str) -> None:
+    packaged = (Path(__file__).parents[1] / "zeroscrolls" / "prompts" / "qmsum.yaml").read_text("utf-8")
+    text = packaged + "colour: blue\n" if content == "{EXTRA}" else content
+    (tmp_path / "qmsum.yaml").write_text(text, "utf-8")
+    with pytest.raises(UsageError, match=message) as info:
+        load_templates(tmp_path)
+    assert "qmsum.yaml" in str(info.value)
+
+
+def test_template_file_naming_no_task_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "qmsumm.yaml").write_text("instruction: x\n", "utf-8")
+    with pytest.raises(UsageError, match="qmsumm.yaml name no task"):
+        load_templates(tmp_path)
+
+
+def test_missing_prompts_dir_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such folder"):
+        load_templates(tmp_path / "nope")
