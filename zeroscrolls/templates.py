@@ -135,7 +135,12 @@ def num_summaries(example: Example) -> int | None:
     """BookSumSort's N, read from its instruction ('You are given N summaries ...')."""
     if example.task != "book_sum_sort":
         return None
-    match = re.match(r"You are given (\d+) summaries", example.input)
+    return summaries_in(example.input)
+
+
+def summaries_in(prompt: str) -> int | None:
+    """The N of a BookSumSort prompt, which opens with its instruction in every style."""
+    match = re.match(r"You are given (\d+) summaries", prompt)
     return int(match.group(1)) if match else None
 
 
