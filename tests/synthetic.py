@@ -87,3 +87,23 @@ def write_synthetic_tasks(root: Path) -> Path:
             for row in synthetic_rows(task):
                 fh.write(json.dumps(row) + "\n")
     return root
+
+
+def write_test_split(root: Path) -> Path:
+    """A data folder with a test split for all ten tasks in the official layout: one row per id and an empty
+    `output` (the test split has no gold), built from the bundled sample and `synthetic_rows`."""
+    sample = Path(str(resources.files("zeroscrolls") / "data" / "sample"))
+    for task in load_templates():
+        source = sample / task / "validation.jsonl"
+        if source.is_file():
+            rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+        else:
+            rows = synthetic_rows(task)
+        first_rows: dict[str, dict] = {}
+        for row in rows:
+            first_rows.setdefault(row["id"], row | {"output": ""})
+        (root / task).mkdir(parents=True, exist_ok=True)
+        with (root / task / "test.jsonl").open("w", encoding="utf-8") as fh:
+            for row in first_rows.values():
+                fh.write(json.dumps(row) + "\n")
+    return root

@@ -1,7 +1,101 @@
-"""Placeholder until its command lands."""
+"""`zeroscrolls export` and `zeroscrolls verify`: the leaderboard CSV of a run, and the official verifier's checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+
+from zeroscrolls.cli.options import DataOption
+from zeroscrolls.data import DataSource
+from zeroscrolls.errors import UsageError
+from zeroscrolls.submission import (
+    SUCCESS_LINE,
+    InvalidSubmission,
+    duplicate_ids,
+    load_run_predictions,
+    load_submission,
+    load_test_ids,
+    verify_submission,
+    write_error_files,
+    write_submission,
+)
+
+OFFICIAL_FILE_NAME = "zero_scrolls_predictions.csv"
+
+
+def export(
+    run: Annotated[Path, typer.Argument(help="Run folder (results/<run-name>) holding predictions/<task>.json.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help=f"CSV file to write (default: RUN/{OFFICIAL_FILE_NAME})."),
+    ] = None,
+    allow_missing: Annotated[
+        bool, typer.Option("--allow-missing", help="Export even when tasks or ids have no prediction.")
+    ] = False,
+) -> None:
+    """Write the official leaderboard CSV (Task,ID,Prediction) from a run's predictions.
+
+    Example: zeroscrolls export results/gpt-4-test --output zero_scrolls_predictions.csv
+    """
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    found = load_run_predictions(run)
+    gaps = found.gaps()
+    if gaps and not allow_missing:
+        raise UsageError(f"{run} is not a complete submission: {'; '.join(gaps)}; pass --allow-missing to export it")
+    for line in gaps:
+        err.print(f"[yellow]warning:[/yellow] {line}")
+    if found.split not in (None, "test"):
+        err.print(
+            f"[yellow]warning:[/yellow] {run} holds {found.split} predictions; the leaderboard scores the test "
+            "split (zeroscrolls run --split test)"
+        )
+    target = output or run / OFFICIAL_FILE_NAME
+    rows = write_submission(found.predictions, target)
+    typer.echo(f"Wrote {rows} predictions for {len(found.predictions)} tasks to {target}")
+
+
+def verify(
+    csv: Annotated[Path, typer.Argument(help="Submission CSV (Task,ID,Prediction).")],
+    data: DataOption = "hub",
+    output_dir: Annotated[
+        Path | None,
+        typer.Option("--output-dir", help="Where <task>_errors.json files go (default: the CSV's folder)."),
+    ] = None,
+) -> None:
+    """Check a submission CSV as the official verifier does, against the test split ids.
+
+    Exit code 1 when the verification fails (details in <task>_errors.json), 2 when the file cannot be read.
+
+    Example: zeroscrolls verify results/gpt-4-test/zero_scrolls_predictions.csv --data hub
+    """
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not csv.is_file():
+        raise UsageError(f"{csv}: no such file; pass the CSV written by `zeroscrolls export`")
+    try:
+        frame = load_submission(csv)
+    except InvalidSubmission as exc:
+        err.print(f"[red]invalid submission:[/red] {exc}")
+        raise typer.Exit(1) from None
+    test_ids = load_test_ids(DataSource.parse(data))
+    for task, ex_id in duplicate_ids(frame):
+        err.print(f"[yellow]warning:[/yellow] {task}/{ex_id} has more than one row; the leaderboard keeps the last")
+    checks = verify_submission(frame, test_ids)
+    failed = [c for c in checks if not c.ok]
+    if not failed:
+        typer.echo(SUCCESS_LINE)
+        return
+    folder = output_dir or csv.parent
+    for check, path in zip(failed, write_error_files(failed, folder), strict=True):
+        counts = ", ".join(f"{len(v)} {k.replace('_', ' ')}" for k, v in check.details.items() if v)
+        err.print(f"[red]{check.task}:[/red] {' '.join(check.errors)}{f' ({counts})' if counts else ''}; see {path}")
+    err.print(f"Found {len(failed)} errors in the submission, see output files in {folder} for details.")
+    raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to `app`."""
+    app.command("export")(export)
+    app.command("verify")(verify)
