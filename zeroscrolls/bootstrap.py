@@ -1,0 +1,110 @@
+"""Bootstrap confidence intervals of task scores, of the benchmark average, and of paired differences.
+
+Ids are resampled with replacement and the task score is recomputed with `metrics.aggregate` on each resample, so
+ROUGE intervals are intervals of the geometric mean of averaged R1/R2/RL, not of per-example means. Every task
+score is a function of its sub-metrics' example means (spec §4.1, §4.7), so the aggregate of a resample equals
+the aggregate of one row holding the resample's means: the means come from numpy, `aggregate` does the rest.
+Each task draws from its own seeded generator, so a task's interval is the same alone or inside an average.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from zeroscrolls.metrics import aggregate
+from zeroscrolls.tasks import TASKS
+
+PerExample = Mapping[str, Mapping[str, float]]
+"""{example id: {sub-metric: value}} as `metrics.score_examples` returns it."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate on all examples and its percentile bootstrap interval."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    """Examples behind the estimate (per task; summed over tasks for an average)."""
+
+    @property
+    def excludes_zero(self) -> bool:
+        """For a difference: the interval lies on one side of 0."""
+        return self.low > 0 or self.high < 0
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Settings of one bootstrap: number of resamples, seed and confidence level."""
+
+    resamples: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+    def task_score(self, task: str, per_example: PerExample) -> Interval:
+        """The task score's interval over all ids of `per_example`."""
+        ids = list(per_example)
+        draws = resample_scores(task, per_example, ids, self._indices(task, len(ids)))
+        return self._interval(_score(task, per_example, ids), draws, len(ids))
+
+    def average(self, per_task: Mapping[str, PerExample]) -> Interval:
+        """The interval of the mean of the task scores, each task resampled on its own."""
+        estimates, draws = [], []
+        for task, per_example in per_task.items():
+            ids = list(per_example)
+            estimates.append(_score(task, per_example, ids))
+            draws.append(resample_scores(task, per_example, ids, self._indices(task, len(ids))))
+        n = sum(len(p) for p in per_task.values())
+        return self._interval(float(np.mean(estimates)), np.mean(draws, axis=0), n)
+
+    def task_difference(self, task: str, a: PerExample, b: PerExample) -> Interval:
+        """Paired difference `a - b` of the task score on the ids both scored (same resampled ids for both)."""
+        ids = common_ids(a, b)
+        idx = self._indices(task, len(ids))
+        estimate = _score(task, a, ids) - _score(task, b, ids)
+        return self._interval(
+            estimate, resample_scores(task, a, ids, idx) - resample_scores(task, b, ids, idx), len(ids)
+        )
+
+    def average_difference(self, a: Mapping[str, PerExample], b: Mapping[str, PerExample]) -> Interval:
+        """Paired difference of the mean task scores, tasks of `a` (each on its common ids)."""
+        estimates, draws, n = [], [], 0
+        for task in a:
+            ids = common_ids(a[task], b[task])
+            idx = self._indices(task, len(ids))
+            estimates.append(_score(task, a[task], ids) - _score(task, b[task], ids))
+            draws.append(resample_scores(task, a[task], ids, idx) - resample_scores(task, b[task], ids, idx))
+            n += len(ids)
+        return self._interval(float(np.mean(estimates)), np.mean(draws, axis=0), n)
+
+    def _indices(self, task: str, n: int) -> np.ndarray:
+        if n == 0:
+            raise ValueError(f"{task}: no examples to resample")
+        rng = np.random.default_rng([self.seed, list(TASKS).index(task)])
+        return rng.integers(0, n, size=(self.resamples, n))
+
+    def _interval(self, estimate: float, draws: np.ndarray, n: int) -> Interval:
+        tail = 100 * (1 - self.level) / 2
+        low, high = np.percentile(draws, [tail, 100 - tail])
+        return Interval(estimate, float(low), float(high), n)
+
+
+def resample_scores(task: str, per_example: PerExample, ids: Sequence[str], idx: np.ndarray) -> np.ndarray:
+    """The task score of each resample; row r of `idx` lists positions in `ids` (with repeats)."""
+    names = list(per_example[ids[0]])
+    values = np.array([[per_example[i][name] for name in names] for i in ids], dtype=float)
+    means = values[idx].mean(axis=1)
+    return np.array([aggregate(task, {"resample": dict(zip(names, row, strict=True))})["score"] for row in means])
+
+
+def common_ids(a: Mapping[str, object], b: Mapping[str, object]) -> list[str]:
+    """Ids present in both, in `a`'s order."""
+    return [i for i in a if i in b]
+
+
+def _score(task: str, per_example: PerExample, ids: Sequence[str]) -> float:
+    return aggregate(task, {i: per_example[i] for i in ids})["score"]
