@@ -67,4 +67,5 @@ def make_request(example: Example, fitted: FittedPrompt, profile: ModelProfile, 
         task=example.task,
         example_id=example.id,
         document=fitted.kept_document,
+        prompt_tokens=fitted.record.prompt_tokens,
     )

@@ -53,6 +53,8 @@ class Request:
     example_id: str = ""
     document: str = ""
     """The document as the model sees it (its kept head when truncated); the naive baselines sample from it."""
+    prompt_tokens: int | None = None
+    """Prompt tokens as truncation counted them (None: not counted); API providers reserve rate limits with it."""
 
     def key(self) -> str:
         """sha256 of the canonical JSON of everything that can change the generated text."""
@@ -152,11 +154,22 @@ class Provider(ABC):
         """Decoding parameters put into every request (and so into its cache key)."""
         return {}
 
-    def cost(self, profile: ModelProfile, input_tokens: int, output_tokens: int) -> float | None:
-        """USD cost from the profile's prices per million tokens (None when unknown)."""
+    def cost(
+        self, profile: ModelProfile, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+    ) -> float | None:
+        """USD cost from the profile's prices per million tokens (None when unknown); `cached_input_tokens` of
+        the input are billed at the cached-input price where the profile has one."""
         if profile.input_price is None or profile.output_price is None:
             return None
-        return (input_tokens * profile.input_price + output_tokens * profile.output_price) / 1e6
+        cached_price = profile.input_price if profile.cached_input_price is None else profile.cached_input_price
+        uncached = input_tokens - cached_input_tokens
+        return (
+            uncached * profile.input_price + cached_input_tokens * cached_price + output_tokens * profile.output_price
+        ) / 1e6
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        """Ways this run departs from the official protocol (spec §3), for the manifest and report; [] = none."""
+        return []
 
     async def aclose(self) -> None:
         """Release clients, models or engines at the end of a run."""
