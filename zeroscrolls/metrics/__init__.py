@@ -1,0 +1,75 @@
+"""The official ZeroSCROLLS metrics (spec §4): per-example values, task aggregation and the task score.
+
+`score_examples` gives each predicted example its sub-metric values on 0-100 (unrounded); `aggregate` turns any
+set of those into the task-level dict, with "score" and sub-metrics rounded to 4 decimals as the official wrapper
+does (spec §4.1); `score` is `aggregate(score_examples(...))` plus the counts `num_scored` and `num_missing`.
+Resampling ids and calling `aggregate` gives bootstrap intervals of exactly the task score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+
+from zeroscrolls.errors import UsageError
+from zeroscrolls.metrics import accuracy, concordance_index, exp_similarity, f1, rouge
+from zeroscrolls.tasks import Metric, get_task
+
+_MEAN_METRICS = {
+    Metric.F1: f1,
+    Metric.ACCURACY: accuracy,
+    Metric.EXP_SIMILARITY: exp_similarity,
+    Metric.CONCORDANCE_INDEX: concordance_index,
+}
+"""Metrics whose task score is the mean of one per-example value, keyed by the metric's name."""
+
+
+def score_example(task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:
+    """One example's sub-metric values on 0-100: {"rouge1", "rouge2", "rougeL"} or {metric name: value}."""
+    metric = get_task(task).metric
+    if metric is Metric.ROUGE:
+        return rouge.example_scores(prediction, references)
+    return {metric.value: _MEAN_METRICS[metric].example_score(prediction, references)}
+
+
+def score_examples(
+    task: str, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, float]]:
+    """Per-example values for every id that has both a prediction and references (others are left out)."""
+    per_example = {}
+    for example_id, refs in references.items():
+        if example_id not in predictions:
+            continue
+        if not refs:
+            raise UsageError(
+                f"{task} example {example_id}: no gold reference to score against (the test split has none; "
+                "score validation predictions, or submit test predictions to the leaderboard)"
+            )
+        try:
+            per_example[example_id] = score_example(task, predictions[example_id], refs)
+        except ValueError as exc:
+            raise UsageError(f"{task} example {example_id}: {exc}; check the data's 'output' field") from None
+    return per_example
+
+
+def aggregate(task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The task-level "score" and sub-metrics from per-example values, rounded to 4 decimals (spec §4.1, §4.7).
+
+    With no examples every value is 0.0.
+    """
+    metric = get_task(task).metric
+    values = list(per_example.values())
+    if metric is Metric.ROUGE:
+        result = rouge.aggregate(values)
+    else:
+        mean = fmean(v[metric.value] for v in values) if values else 0.0
+        result = {"score": mean, metric.value: mean}
+    return {name: round(value, 4) for name, value in result.items()}
+
+
+def score(task: str, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """The task score (key "score", 0-100), its sub-metrics, `num_scored` and `num_missing` (reference ids
+    without a prediction; they are left out of the score). Prediction ids without references are ignored."""
+    per_example = score_examples(task, predictions, references)
+    num_missing = sum(1 for example_id in references if example_id not in predictions)
+    return aggregate(task, per_example) | {"num_scored": len(per_example), "num_missing": num_missing}
