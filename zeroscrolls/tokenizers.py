@@ -267,13 +267,13 @@ def load_hf_tokenizer(name: str) -> HFTokenizer:
     try:
         tokenizer = AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as exc:
-        from huggingface_hub.constants import is_offline_mode
+        from huggingface_hub import constants
 
         how = (
-            "HF_HUB_OFFLINE is set, so only the Hugging Face cache is searched: download it first "
+            "HF_HUB_OFFLINE is set, so only the Hugging Face cache (HF_HOME) is searched: download it first "
             f"(`hf download {name}`) or pass a local folder as hf:DIR"
-            if is_offline_mode()
-            else "pass a Hub model id or a local folder holding tokenizer files as hf:DIR"
+            if constants.HF_HUB_OFFLINE
+            else "check the name; on a machine without internet set HF_HUB_OFFLINE=1 and pass a local folder as hf:DIR"
         )
         raise UsageError(f"cannot load the Hugging Face tokenizer {name!r} ({type(exc).__name__}); {how}") from None
     return HFTokenizer(name, tokenizer)
