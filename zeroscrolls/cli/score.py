@@ -1,7 +1,60 @@
-"""Placeholder until its command lands."""
+"""`zeroscrolls score`: official metrics for a folder of predictions against the references."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+
+from zeroscrolls.cli.options import DataOption, SplitOption
+from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.errors import UsageError
+from zeroscrolls.scoring import coverage_notes, load_predictions, results_table, score_benchmark
+from zeroscrolls.tasks import parse_tasks
+
+
+def score(
+    pred: Annotated[
+        Path, typer.Argument(help="A run folder (predictions/<task>.json inside) or a folder of <task>.json files.")
+    ],
+    data: DataOption = "hub",
+    split: SplitOption = "validation",
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Comma list of tasks to score (default: every prediction file).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print one JSON object {task: {"score": ...}} and nothing else.')
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on any reference id without a prediction or unknown id.")
+    ] = False,
+) -> None:
+    """Score predictions with the official ZeroSCROLLS metrics (validation split: the test gold is hidden).
+
+    Example: zeroscrolls score results/my-run --data sample --json
+    """
+    predictions = load_predictions(pred)
+    if tasks is None:
+        selected = list(predictions)
+    else:
+        selected = [t.name for t in parse_tasks(tasks)]
+        absent = [t for t in selected if t not in predictions]
+        if absent:
+            raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
+    source = DataSource.parse(data)
+    examples = {task: load_examples(task, split, source) for task in selected}
+    result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict)
+    err = Console(stderr=True)
+    for note in coverage_notes(result):
+        err.print(f"[yellow]warning:[/yellow] {note}", highlight=False, soft_wrap=True)
+    if as_json:
+        typer.echo(json.dumps({task: r.to_json() for task, r in result.tasks.items()}, indent=2))
+    else:
+        Console().print(results_table(result))
 
 
 def register(app: typer.Typer) -> None:
-    """Adds this module's commands to `app`."""
+    app.command("score")(score)

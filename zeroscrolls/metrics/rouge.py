@@ -14,22 +14,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import cache
 from statistics import fmean
+from typing import TYPE_CHECKING
 
 from rapidfuzz.distance import LCSseq
-from rouge_score import rouge_scorer, scoring, tokenizers
+
+if TYPE_CHECKING:
+    from rouge_score.rouge_scorer import RougeScorer
+    from rouge_score.tokenizers import DefaultTokenizer
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 
+# rouge_score imports nltk (about a second), so it is imported on first use, not with the command line.
+
 
 @cache
-def _tokenizer() -> tokenizers.DefaultTokenizer:
+def _tokenizer() -> DefaultTokenizer:
     """rouge_score's own tokenizer, without stemming (spec §4.2 step 2)."""
-    return tokenizers.DefaultTokenizer(use_stemmer=False)
+    from rouge_score.tokenizers import DefaultTokenizer
+
+    return DefaultTokenizer(use_stemmer=False)
 
 
 @cache
-def _ngram_scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(["rouge1", "rouge2"], use_stemmer=False, tokenizer=_tokenizer())
+def _ngram_scorer() -> RougeScorer:
+    from rouge_score.rouge_scorer import RougeScorer
+
+    return RougeScorer(["rouge1", "rouge2"], use_stemmer=False, tokenizer=_tokenizer())
 
 
 def _rouge_l(reference: str, prediction: str) -> float:
@@ -38,6 +48,8 @@ def _rouge_l(reference: str, prediction: str) -> float:
     rouge_score fills the LCS table in pure Python (quadratic, seconds per GovReport summary); rapidfuzz computes
     the same length bit-parallel in C++. Tokens become integer ids first, so equal ids mean equal tokens.
     """
+    from rouge_score.scoring import fmeasure
+
     ref_tokens, pred_tokens = _tokenizer().tokenize(reference), _tokenizer().tokenize(prediction)
     if not ref_tokens or not pred_tokens:
         return 0.0
@@ -45,7 +57,7 @@ def _rouge_l(reference: str, prediction: str) -> float:
     ref_ids = [vocab.setdefault(t, len(vocab)) for t in ref_tokens]
     pred_ids = [vocab.setdefault(t, len(vocab)) for t in pred_tokens]
     lcs = LCSseq.similarity(ref_ids, pred_ids)
-    return scoring.fmeasure(lcs / len(pred_tokens), lcs / len(ref_tokens))
+    return fmeasure(lcs / len(pred_tokens), lcs / len(ref_tokens))
 
 
 def pair_scores(reference: str, prediction: str) -> dict[str, float]:

@@ -1,0 +1,260 @@
+"""Predictions + references -> per-task and benchmark results, with coverage and format diagnostics.
+
+Predictions are `{id: text}` per task (the official submission layout, `predictions/<task>.json` in a run folder).
+Ids without a prediction are left out of a task's score and reported ("scored 18 of 20"); the ZeroSCROLLS score
+exists only when all ten tasks are fully scored (spec §1, §4.7), otherwise results say "k of 10 tasks".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import fmean
+
+from rich import box
+from rich.table import Table
+
+from zeroscrolls.data import Example
+from zeroscrolls.errors import UsageError
+from zeroscrolls.metrics import aggregate, score_examples
+from zeroscrolls.metrics.accuracy import first_letter
+from zeroscrolls.metrics.concordance_index import parse_ids
+from zeroscrolls.metrics.exp_similarity import parse_percentage
+from zeroscrolls.tasks import TASKS, Category, Metric, get_task
+from zeroscrolls.templates import num_summaries
+
+_METRIC_LABELS = {
+    Metric.ROUGE: "ROUGE",
+    Metric.F1: "F1",
+    Metric.ACCURACY: "accuracy",
+    Metric.EXP_SIMILARITY: "ES",
+    Metric.CONCORDANCE_INDEX: "C-index",
+}
+"""Short metric names for tables (the paper's)."""
+
+MAX_QA_WORDS = 10
+"""QA answers longer than this break the instructions' "single phrase" request (format diagnostics only)."""
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    task: str
+    metrics: dict[str, float]
+    """`metrics.aggregate` of the scored examples: "score" (0-100) and the sub-metrics, rounded to 4 decimals."""
+    num_scored: int
+    num_expected: int
+    """Examples in the references."""
+    missing: tuple[str, ...]
+    """Reference ids without a prediction (left out of the score)."""
+    unknown: tuple[str, ...]
+    """Prediction ids that are not in the references (ignored)."""
+    format_ok: float | None
+    """Share (0-1) of scored predictions in the task's expected format; None when nothing was scored."""
+    off_format: tuple[str, ...]
+    """Ids of scored predictions not in the expected format."""
+    per_example: dict[str, dict[str, float]]
+    """`metrics.score_examples`: id -> unrounded sub-metric values on 0-100."""
+
+    @property
+    def score(self) -> float:
+        return self.metrics["score"]
+
+    @property
+    def complete(self) -> bool:
+        """Every reference id has a prediction."""
+        return not self.missing
+
+    def to_json(self) -> dict[str, float]:
+        """The task's entry of `score --json`: equal to `metrics.score` on the same input."""
+        return self.metrics | {"num_scored": self.num_scored, "num_missing": len(self.missing)}
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    tasks: dict[str, TaskResult]
+    """Scored tasks in the official order."""
+
+    @property
+    def complete(self) -> bool:
+        """All ten tasks are present and fully scored."""
+        return len(self.tasks) == len(TASKS) and all(r.complete for r in self.tasks.values())
+
+    @property
+    def mean(self) -> float | None:
+        """The ZeroSCROLLS score (mean of the ten task scores), or None unless `complete`."""
+        return self.partial_mean if self.complete else None
+
+    @property
+    def partial_mean(self) -> float | None:
+        """Mean over the tasks present, however many; only the ZeroSCROLLS score when `complete`."""
+        if not self.tasks:
+            return None
+        return round(fmean(r.score for r in self.tasks.values()), 4)
+
+    @property
+    def label(self) -> str:
+        """How much of the benchmark was scored: "10 of 10 tasks", "7 of 10 tasks (1 partly)"."""
+        partly = sum(1 for r in self.tasks.values() if not r.complete)
+        text = f"{len(self.tasks)} of {len(TASKS)} tasks"
+        return f"{text} ({partly} partly)" if partly else text
+
+
+def format_ok(task: str, prediction: str, example: Example) -> bool:
+    """Whether `prediction` has the form the task's instruction asks for (paper §5: format drives scores).
+
+    quality: a standalone letter A-D; space_digest: a percentage; book_sum_sort: a permutation of the summary
+    ids; QA tasks: 1 to 10 words; summaries: anything non-blank. Uses the metrics' own parsing.
+    """
+    info = get_task(task)
+    if info.category is Category.SUMMARIZATION:
+        return bool(prediction.strip())
+    if info.metric is Metric.ACCURACY:
+        return first_letter(prediction) is not None
+    if info.metric is Metric.EXP_SIMILARITY:
+        return parse_percentage(prediction) is not None
+    if info.metric is Metric.CONCORDANCE_INDEX:
+        return sorted(parse_ids(prediction)) == _summary_ids(example)
+    return 0 < len(prediction.split()) <= MAX_QA_WORDS
+
+
+def _summary_ids(example: Example) -> list[int]:
+    """Sorted ids of a BookSumSort example: the gold's, or 1..N from the instruction when there is no gold."""
+    if example.outputs:
+        return sorted(parse_ids(example.outputs[0]))
+    return list(range(1, (num_summaries(example) or 0) + 1))
+
+
+def score_task(
+    task: str, predictions: Mapping[str, str], examples: Sequence[Example], *, strict: bool = False
+) -> TaskResult:
+    """Score one task; with `strict`, any missing or unknown id is a UsageError instead of a note."""
+    references = {ex.id: ex.outputs for ex in examples}
+    missing = tuple(i for i in references if i not in predictions)
+    unknown = tuple(i for i in predictions if i not in references)
+    if strict and (missing or unknown):
+        raise UsageError(
+            f"{task}: {len(missing)} reference id(s) without a prediction{_some(missing)} and {len(unknown)} "
+            f"prediction id(s) not in the references{_some(unknown)}; strict scoring needs exactly the "
+            "reference ids (drop --strict to score what is there)"
+        )
+    per_example = score_examples(task, predictions, references)
+    by_id = {ex.id: ex for ex in examples}
+    off_format = tuple(i for i in per_example if not format_ok(task, predictions[i], by_id[i]))
+    return TaskResult(
+        task=task,
+        metrics=aggregate(task, per_example),
+        num_scored=len(per_example),
+        num_expected=len(references),
+        missing=missing,
+        unknown=unknown,
+        format_ok=1 - len(off_format) / len(per_example) if per_example else None,
+        off_format=off_format,
+        per_example=per_example,
+    )
+
+
+def score_benchmark(
+    predictions_by_task: Mapping[str, Mapping[str, str]],
+    examples_by_task: Mapping[str, Sequence[Example]],
+    *,
+    strict: bool = False,
+) -> BenchmarkResult:
+    """Score every task of `examples_by_task` (a task without predictions has every id missing)."""
+    without_references = [t for t in predictions_by_task if t not in examples_by_task]
+    if without_references:
+        raise UsageError(f"no references loaded for the predictions of {', '.join(without_references)}")
+    results = {
+        task: score_task(task, predictions_by_task.get(task, {}), examples_by_task[task], strict=strict)
+        for task in TASKS
+        if task in examples_by_task
+    }
+    return BenchmarkResult(results)
+
+
+def coverage_notes(result: BenchmarkResult) -> list[str]:
+    """One line per task with missing or unknown ids, for stderr."""
+    notes = []
+    for r in result.tasks.values():
+        if r.missing:
+            notes.append(
+                f"{r.task}: scored {r.num_scored} of {r.num_expected}; {len(r.missing)} id(s) have no prediction "
+                f"and are left out of the score{_some(r.missing)}"
+            )
+        if r.unknown:
+            notes.append(f"{r.task}: ignored {len(r.unknown)} prediction id(s) not in the references{_some(r.unknown)}")
+    return notes
+
+
+def _some(ids: Sequence[str], shown: int = 3) -> str:
+    if not ids:
+        return ""
+    more = f", ... ({len(ids) - shown} more)" if len(ids) > shown else ""
+    return f" ({', '.join(ids[:shown])}{more})"
+
+
+def load_predictions(path: Path) -> dict[str, dict[str, str]]:
+    """`{task: {id: prediction}}` from a run folder (its `predictions/`), a folder of `<task>.json` files or one
+    such file, in the official task order."""
+    if not path.exists():
+        raise UsageError(f"{path}: no such file or folder; pass a run folder or a folder of <task>.json files")
+    folder = path / "predictions" if (path / "predictions").is_dir() else path
+    files = [folder] if folder.is_file() else sorted(folder.glob("*.json"))
+    if not files:
+        raise UsageError(f"{folder}: no <task>.json prediction files (e.g. qasper.json holding {{id: prediction}})")
+    unknown = [f.name for f in files if f.stem not in TASKS]
+    if unknown:
+        raise UsageError(
+            f"{folder}: {', '.join(unknown)} is not named after a task; prediction files are <task>.json with "
+            f"task one of: {', '.join(TASKS)}"
+        )
+    loaded = {f.stem: _read_prediction_file(f) for f in files}
+    return {task: loaded[task] for task in TASKS if task in loaded}
+
+
+def _read_prediction_file(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text; save predictions as UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: expected a JSON object {{id: prediction}}, found a {type(data).__name__}")
+    for example_id, prediction in data.items():
+        if not isinstance(prediction, str):
+            raise UsageError(
+                f"{path}: the prediction for id {example_id!r} is a {type(prediction).__name__}, not a string"
+            )
+    return data
+
+
+def results_table(result: BenchmarkResult) -> Table:
+    """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
+    clearly labelled partial mean) in the last row and the caption."""
+    table = Table(title=f"ZeroSCROLLS scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("task", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    for column in ("score", "R1", "R2", "RL", "scored", "format"):
+        table.add_column(column, justify="right")
+    for r in result.tasks.values():
+        rouge = [f"{r.metrics[name]:.1f}" if name in r.metrics else "" for name in ("rouge1", "rouge2", "rougeL")]
+        table.add_row(
+            r.task,
+            _METRIC_LABELS[get_task(r.task).metric],
+            f"{r.score:.2f}",
+            *rouge,
+            f"{r.num_scored} of {r.num_expected}",
+            "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%",
+        )
+    table.add_section()
+    if result.mean is not None:
+        table.add_row("ZeroSCROLLS", "mean", f"{result.mean:.2f}")
+        table.caption = "ZeroSCROLLS score: mean of the 10 task scores"
+    elif result.partial_mean is not None:
+        table.add_row("partial mean", f"{len(result.tasks)} tasks", f"{result.partial_mean:.2f}")
+        table.caption = f"{result.label}: no ZeroSCROLLS score, which needs all 10 tasks fully scored"
+    return table
