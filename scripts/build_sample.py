@@ -16,15 +16,18 @@ from zeroscrolls.templates import load_templates
 PER_TASK = 2
 
 
-def main(shared: Path, out: Path) -> None:
+def official_rows(shared: Path, per_task: int | None = None) -> dict[str, list[dict]]:
+    """Task -> real validation rows in the official layout (index fields derived), the `per_task` shortest
+    inputs of each task (all when None), in file order."""
     templates = load_templates()
     folder = shared / "validation_inputs_and_gold"
+    by_task = {}
     for input_file in sorted(folder.glob("input_*.json")):
         task = input_file.stem.removeprefix("input_")
         inputs = json.loads(input_file.read_text(encoding="utf-8"))
         outputs = json.loads((folder / f"output_{task}.json").read_text(encoding="utf-8"))
         t = templates[task]
-        chosen = sorted(inputs, key=lambda i: (len(inputs[i]), i))[:PER_TASK]
+        chosen = sorted(inputs, key=lambda i: (len(inputs[i]), i))[:per_task]
         rows = []
         for ex_id in sorted(chosen, key=list(inputs).index):
             text = inputs[ex_id]
@@ -44,10 +47,21 @@ def main(shared: Path, out: Path) -> None:
                     "truncation_seperator": t.truncation_separator,
                 }
             )
+        by_task[task] = rows
+    return by_task
+
+
+def write_rows(rows_by_task: dict[str, list[dict]], out: Path, split: str = "validation") -> None:
+    """A data folder `<task>/<split>.jsonl`."""
+    for task, rows in rows_by_task.items():
         (out / task).mkdir(parents=True, exist_ok=True)
-        with (out / task / "validation.jsonl").open("w", encoding="utf-8") as fh:
+        with (out / task / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def main(shared: Path, out: Path) -> None:
+    write_rows(official_rows(shared, PER_TASK), out)
 
 
 if __name__ == "__main__":
