@@ -18,7 +18,10 @@ from zeroscrolls.tasks import parse_tasks
 
 def score(
     pred: Annotated[
-        Path, typer.Argument(help="A run folder (predictions/<task>.json inside) or a folder of <task>.json files.")
+        Path,
+        typer.Argument(
+            metavar="PRED", help="A run folder (predictions/<task>.json inside) or a folder of <task>.json files."
+        ),
     ],
     data: DataOption = "hub",
     split: SplitOption = "validation",

@@ -43,7 +43,8 @@ def score_examples(
         if not refs:
             raise UsageError(
                 f"{task} example {example_id}: no gold reference to score against (the test split has none; "
-                "score validation predictions, or submit test predictions to the leaderboard)"
+                "score validation predictions, or turn test predictions into a leaderboard submission with "
+                "`zeroscrolls export`)"
             )
         try:
             per_example[example_id] = score_example(task, predictions[example_id], refs)
