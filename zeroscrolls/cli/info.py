@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -30,33 +31,38 @@ def tasks() -> None:
 
 
 def models() -> None:
-    """List the registry: provider, token budget, tokenizer, prompt style and prices per million tokens."""
-    table = Table(title="Model registry (prices in USD per million tokens)")
-    for col in (
-        "model",
-        "provider",
-        "max tokens",
-        "window",
-        "tokenizer",
-        "style",
-        "in $",
-        "out $",
-        "prices of",
-    ):
-        table.add_column(col)
+    """List the registry: provider, token budget (encoder input for encoder-decoder models), tokenizer, prompt
+    style and prices per million tokens.
+
+    Example: zeroscrolls models
+    """
+    dates = sorted({p.prices_date for p in REGISTRY.values() if p.prices_date})
+    title = f"Model registry (prices: USD per million input/output/cached input tokens, {', '.join(dates)})"
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
+    table.add_column("model", no_wrap=True)
+    for col in ("provider", "max tokens", "window", "tokenizer", "style", "prices"):
+        table.add_column(col, overflow="fold")
+    table.add_column("note", min_width=12)
     for p in REGISTRY.values():
         table.add_row(
             p.name,
             p.provider,
-            str(p.max_tokens),
+            f"{p.max_tokens} input" if p.encoder_decoder else str(p.max_tokens),
             str(p.context_window or "-"),
-            p.tokenizer,
-            p.prompt_style.value + (" (enc-dec)" if p.encoder_decoder else ""),
-            "-" if p.input_price is None else f"{p.input_price:g}",
-            "-" if p.output_price is None else f"{p.output_price:g}",
-            p.prices_date or "-",
+            tokenizer_label(p.tokenizer, p.name),
+            p.prompt_style.value,
+            "/".join(f"{x:g}" for x in (p.input_price, p.output_price, p.cached_input_price) if x is not None) or "-",
+            p.note,
         )
     Console().print(table)
+
+
+def tokenizer_label(spec: str, model: str) -> str:
+    """A tokenizer spec, shortened: 'hf:<the model>' -> 'hf', 'tiktoken:cl100k_base' -> 'cl100k_base'."""
+    kind, _, arg = spec.partition(":")
+    if arg == model:
+        return kind
+    return arg if kind == "tiktoken" else spec
 
 
 def register(app: typer.Typer) -> None:
