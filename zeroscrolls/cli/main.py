@@ -28,5 +28,5 @@ def main() -> None:
     except UsageError as exc:
         if os.environ.get("ZEROSCROLLS_DEBUG"):
             raise
-        Console(stderr=True).print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
         raise SystemExit(2) from None
