@@ -22,9 +22,7 @@ QUALITY_ID = "20077_ZF5G55FD_1"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "zeroscrolls.cli", *args], capture_output=True, text=True, cwd=ROOT
-    )
+    return subprocess.run([sys.executable, "-m", "zeroscrolls.cli", *args], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_completion_prompt_of_an_untruncated_example_is_the_input() -> None:
@@ -47,7 +45,9 @@ def test_truncated_chat_prompt_and_record_on_stderr() -> None:
     fitted = fit_example(example, load_templates()["quality"], profile, Truncator(load_tokenizer(profile.tokenizer)))
     assert out.stdout == fitted.text
     assert "Do not provide any explanation." in out.stdout
-    assert out.stdout.endswith("[The rest of the story is omitted]\n\n" + example.input[example.query_start : example.query_end])
+    assert out.stdout.endswith(
+        "[The rest of the story is omitted]\n\n" + example.input[example.query_start : example.query_end]
+    )
     record = json.loads(out.stderr)
     assert record["truncated"] is True
     assert record["prompt_tokens"] == fitted.record.prompt_tokens <= 1024 - 10
