@@ -6,6 +6,7 @@ import os
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from zeroscrolls.cli import cache, export, info, prompt, run, score, sweep
 from zeroscrolls.errors import UsageError
@@ -28,5 +29,8 @@ def main() -> None:
     except UsageError as exc:
         if os.environ.get("ZEROSCROLLS_DEBUG"):
             raise
-        Console(stderr=True, soft_wrap=True).print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        # escape: messages quote commands such as pip install 'zeroscrolls[local]', which are not markup
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False
+        )
         raise SystemExit(2) from None
