@@ -1,7 +1,108 @@
-"""Placeholder until its command lands."""
+"""`zeroscrolls cache stats|export|clear|merge`: inspect and manage the generation cache."""
 
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import jsonlines
 import typer
+from rich.console import Console
+from rich.table import Table
+
+from zeroscrolls.cache import GenerationCache, default_cache_path
+from zeroscrolls.errors import UsageError
+
+cache_app = typer.Typer(
+    help="Inspect and manage the generation cache (the only state that costs money).", no_args_is_help=True
+)
+
+CacheOption = Annotated[
+    Path | None,
+    typer.Option("--cache", help="Cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
+]
+
+
+def _open(path: Path | None, must_exist: bool = True) -> GenerationCache:
+    target = path or default_cache_path()
+    if must_exist and not target.is_file():
+        raise UsageError(f"no generation cache at {target}; runs create it, or pass --cache PATH")
+    return GenerationCache(target)
+
+
+@cache_app.command("stats")
+def stats(cache: CacheOption = None) -> None:
+    """Rows, stored size and cost per provider and model.
+
+    Example: zeroscrolls cache stats
+    """
+    with _open(cache) as db:
+        table = Table(title=f"Generation cache {db.path} ({db.file_bytes() / 1e6:.1f} MB on disk)")
+        for column in ("provider", "model", "rows", "MB", "cost $", "first", "last"):
+            table.add_column(column, justify="right" if column in ("rows", "MB", "cost $") else "left")
+        for u in db.usage():
+            table.add_row(
+                u.provider, u.model, str(u.rows), f"{u.text_bytes / 1e6:.2f}", f"{u.cost_usd:.4f}", u.first, u.last
+            )
+        Console().print(table)
+
+
+@cache_app.command("export")
+def export(
+    cache: CacheOption = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="JSONL file (default: stdout).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Only this model's rows.")] = None,
+) -> None:
+    """Write every row (request, generation, usage, cost, time) as JSON Lines.
+
+    Example: zeroscrolls cache export --model gpt-4 -o gpt-4.jsonl
+    """
+    with _open(cache) as db:
+        if output is None:
+            with jsonlines.Writer(sys.stdout, compact=True) as writer:
+                writer.write_all(db.rows(model))
+            return
+        with jsonlines.open(output, "w", compact=True) as writer:
+            writer.write_all(db.rows(model))
+
+
+@cache_app.command("clear")
+def clear(
+    cache: CacheOption = None,
+    model: Annotated[str | None, typer.Option("--model", help="Delete this model's rows.")] = None,
+    all_rows: Annotated[bool, typer.Option("--all", help="Delete every row.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation with --all.")] = False,
+) -> None:
+    """Delete cached generations of one model, or all of them (paid generations are lost).
+
+    Example: zeroscrolls cache clear --model naive
+    """
+    if (model is not None) == all_rows:
+        raise UsageError("cache clear: pass either --model NAME or --all (which deletes every cached generation)")
+    with _open(cache) as db:
+        if all_rows and not yes:
+            typer.confirm(f"Delete all {len(db)} cached generations in {db.path}?", abort=True, err=True)
+        deleted = db.clear(model)
+        Console(stderr=True).print(f"deleted {deleted} row(s) from {db.path}", highlight=False)
+
+
+@cache_app.command("merge")
+def merge(
+    other: Annotated[Path, typer.Argument(help="Another cache file, e.g. a shard computed on another machine.")],
+    cache: CacheOption = None,
+) -> None:
+    """Copy the rows of another cache file that this cache lacks.
+
+    Example: zeroscrolls cache merge shard-2.sqlite
+    """
+    with _open(cache, must_exist=False) as db:
+        added = db.merge(other)
+        Console(stderr=True).print(
+            f"added {added} row(s) from {other} to {db.path} ({len(db)} rows now)", highlight=False
+        )
 
 
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to `app`."""
+    app.add_typer(cache_app, name="cache")
