@@ -1,7 +1,192 @@
-"""Placeholder until its command lands."""
+"""`zeroscrolls run`: the whole benchmark for one model and budget, cached and resumable."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich.console import Console
+
+from zeroscrolls.cache import open_cache
+from zeroscrolls.cli.options import (
+    DataOption,
+    MaxTokensOption,
+    ModelOption,
+    PromptsOption,
+    ProviderOption,
+    SplitOption,
+)
+from zeroscrolls.data import DataSource
+from zeroscrolls.runner import RunConfig, RunResult, estimate, estimate_table, execute, plan_run
+from zeroscrolls.scoring import coverage_notes, results_table
+from zeroscrolls.tasks import parse_tasks
+
+API = "API providers (openai, anthropic)"
+LOCAL = "Local providers (hf, vllm)"
+
+
+def run(
+    model: ModelOption,
+    provider: ProviderOption = None,
+    max_tokens: MaxTokensOption = None,
+    tasks: Annotated[
+        str | None,
+        typer.Option("--tasks", help="Comma list of tasks (default: all ten, or all the data holds)."),
+    ] = None,
+    split: SplitOption = "validation",
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")] = None,
+    data: DataOption = "hub",
+    prompts: PromptsOption = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding run folders.")] = Path("results"),
+    run_name: Annotated[
+        str | None, typer.Option("--run-name", help="Run folder name (default: <model>_<budget>_<split>).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
+    ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print requests, cache hits, prompt tokens and cost; send nothing.")
+    ] = False,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", help="Stop sending before this many USD could be spent.")
+    ] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines).")] = None,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.", rich_help_panel=API)
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option("--api-key-env", help="Environment variable holding the API key.", rich_help_panel=API),
+    ] = None,
+    tokenizer: Annotated[
+        str | None,
+        typer.Option("--tokenizer", help="Tokenizer for models the registry does not know.", rich_help_panel=API),
+    ] = None,
+    reasoning_budget: Annotated[
+        int | None,
+        typer.Option("--reasoning-budget", help="Extra output tokens for reasoning models.", rich_help_panel=API),
+    ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts.", rich_help_panel=API)
+    ] = None,
+    rpm: Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)] = None,
+    tpm: Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)] = None,
+    batch_size: Annotated[
+        int | None, typer.Option("--batch-size", help="Generation batch size.", rich_help_panel=LOCAL)
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", help="cpu, cuda, cuda:1, auto.", rich_help_panel=LOCAL)
+    ] = None,
+    dtype: Annotated[
+        str | None, typer.Option("--dtype", help="float16, bfloat16, float32.", rich_help_panel=LOCAL)
+    ] = None,
+    tensor_parallel_size: Annotated[
+        int | None, typer.Option("--tensor-parallel-size", help="GPUs per vLLM engine.", rich_help_panel=LOCAL)
+    ] = None,
+    max_model_len: Annotated[
+        int | None, typer.Option("--max-model-len", help="vLLM context length.", rich_help_panel=LOCAL)
+    ] = None,
+    gpu_memory_utilization: Annotated[
+        float | None,
+        typer.Option("--gpu-memory-utilization", help="Share of GPU memory vLLM may use.", rich_help_panel=LOCAL),
+    ] = None,
+) -> None:
+    """Run the benchmark: build and truncate every prompt, generate what the cache lacks, write predictions,
+    records, scores and a report to results/<run-name>/. Rerunning the same command resumes for free.
+
+    Exit codes: 0 every example has a prediction, 1 some failed (scores exclude them), 2 bad input or a fatal
+    provider error.
+
+    Example: zeroscrolls run --model naive --data sample
+    """
+    # The provider options the user set go to the provider's constructor as keywords; a provider ignores the
+    # ones it does not use (an API provider has no --device), and unset ones keep the provider's defaults.
+    provider_options = {
+        name: value
+        for name, value in {
+            "base_url": base_url,
+            "api_key_env": api_key_env,
+            "tokenizer": tokenizer,
+            "reasoning_budget": reasoning_budget,
+            "max_retries": max_retries,
+            "rpm": rpm,
+            "tpm": tpm,
+            "batch_size": batch_size,
+            "device": device,
+            "dtype": dtype,
+            "tensor_parallel_size": tensor_parallel_size,
+            "max_model_len": max_model_len,
+            "gpu_memory_utilization": gpu_memory_utilization,
+        }.items()
+        if value is not None
+    }
+    config = RunConfig(
+        model=model,
+        provider=provider,
+        max_tokens=max_tokens,
+        tasks=None if tasks is None else tuple(t.name for t in parse_tasks(tasks)),
+        split=split,
+        limit=limit,
+        data=DataSource.parse(data),
+        prompts=prompts,
+        output=output,
+        run_name=run_name,
+        concurrency=concurrency,
+        max_cost=max_cost,
+        seed=seed,
+        provider_options=provider_options,
+        command=("zeroscrolls", *sys.argv[1:]),
+    )
+    err = Console(stderr=True, highlight=False)
+    plan = plan_run(config)
+    if plan.skipped_tasks:
+        err.print(
+            f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running the "
+            f"{len(plan.examples)} other task(s)"
+        )
+    generation_cache = open_cache(cache, enabled=not no_cache)
+    try:
+        if dry_run:
+            Console().print(estimate_table(plan, estimate(plan, generation_cache)))
+            return
+        result = execute(plan, generation_cache, err)
+    finally:
+        if generation_cache is not None:
+            generation_cache.close()
+    _print_result(result, err)
+    raise typer.Exit(result.exit_code)
+
+
+def _print_result(result: RunResult, err: Console) -> None:
+    for task, items in result.results.items():
+        failed = [r for r in items if r.error]
+        if failed:
+            err.print(
+                f"[yellow]warning:[/yellow] {task}: {len(failed)} of {len(items)} example(s) failed: {failed[0].error}"
+            )
+    if result.scores is not None:
+        for note in coverage_notes(result.scores):
+            err.print(f"[yellow]warning:[/yellow] {note}")
+        Console().print(results_table(result.scores))
+    else:
+        err.print("no references in this split: predictions written, nothing scored (see `zeroscrolls export`)")
+    if result.stopped:
+        prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
+        err.print(f"{prefix} {result.stopped}")
+    t = result.totals
+    err.print(
+        f"{t.requests} request(s): {t.cache_hits} from the cache, {t.generated} generated, {t.failed} example(s) "
+        f"without a prediction; ${t.cost_usd:.4f} spent. Run folder: {result.folder.root}"
+    )
 
 
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to `app`."""
+    app.command("run")(run)

@@ -1,0 +1,129 @@
+"""Provider classes for tests, given to the CLI as `--provider tests.providers_for_tests:Class`.
+
+They are real `Provider` subclasses that serve any model name (whitespace tokens, completion prompts). Their
+behaviour crosses the process boundary through environment variables:
+- ZS_TEST_CALLS: a file to which every answered request appends one line "<key> <task>/<id>",
+- ZS_TEST_DELAY: seconds each request takes (SlowProvider),
+- ZS_TEST_FAIL_IDS: comma list of example ids whose requests fail (FlakyProvider),
+- ZS_TEST_FATAL_AFTER: answer this many requests, then raise FatalProviderError (FatalProvider).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Sequence
+from typing import ClassVar
+
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.templates import PromptStyle
+
+DEFAULT_BUDGET = 100_000
+
+
+def answer_for(request: Request) -> str:
+    """A deterministic answer: the first five words of the document the model sees."""
+    return " ".join(request.document.split()[:5])
+
+
+class ScriptedProvider(Provider):
+    """Answers each request in turn with `answer_for`, logging every answer to $ZS_TEST_CALLS."""
+
+    name = "scripted"
+    default_concurrency: ClassVar[int] = 4
+    input_price: ClassVar[float | None] = None
+    output_price: ClassVar[float | None] = None
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        return ModelProfile(
+            model,
+            self.name,
+            max_tokens or DEFAULT_BUDGET,
+            "whitespace",
+            PromptStyle.COMPLETION,
+            input_price=self.input_price,
+            output_price=self.output_price,
+        )
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        for request in requests:
+            yield await self.answer(request)
+
+    async def answer(self, request: Request) -> Generation:
+        text = answer_for(request)
+        log_call(request)
+        return Generation(
+            request.key(), text, "stop", input_tokens=request.prompt_tokens, output_tokens=len(text.split())
+        )
+
+
+def log_call(request: Request) -> None:
+    path = os.environ.get("ZS_TEST_CALLS")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{request.key()} {request.task}/{request.example_id}\n")
+
+
+def read_calls(path: os.PathLike[str] | str) -> list[str]:
+    """Lines "<key> <task>/<id>" logged by the providers, in call order ([] before the first call)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+class SlowProvider(ScriptedProvider):
+    """One request at a time, each taking $ZS_TEST_DELAY seconds (default 0.2)."""
+
+    name = "slow"
+    default_concurrency = 1
+
+    async def answer(self, request: Request) -> Generation:
+        await asyncio.sleep(float(os.environ.get("ZS_TEST_DELAY", "0.2")))
+        return await super().answer(request)
+
+
+class FlakyProvider(ScriptedProvider):
+    """Fails the requests of the example ids in $ZS_TEST_FAIL_IDS (a failure is a value, as in real providers)."""
+
+    name = "flaky"
+
+    async def answer(self, request: Request) -> Generation:
+        failing = set(filter(None, os.environ.get("ZS_TEST_FAIL_IDS", "").split(",")))
+        if request.example_id in failing:
+            return Generation(request.key(), error="HTTP 500 from the test provider")
+        return await super().answer(request)
+
+
+class FatalProvider(ScriptedProvider):
+    """Answers $ZS_TEST_FATAL_AFTER requests, then refuses like a revoked API key."""
+
+    name = "fatal"
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        allowed = int(os.environ.get("ZS_TEST_FATAL_AFTER", "0"))
+        for n, request in enumerate(requests):
+            if n >= allowed:
+                raise FatalProviderError("the test provider refused the API key (401); set a valid key")
+            yield await self.answer(request)
+
+
+class PricedProvider(ScriptedProvider):
+    """Priced at 1,000 USD per million input tokens and 2,000 per million output tokens: 1 token = 0.1 cent."""
+
+    name = "priced"
+    input_price = 1000.0
+    output_price = 2000.0
+
+
+class InstantProvider(ScriptedProvider):
+    """Answers "A" at once, with no logging: measures the runner's own overhead."""
+
+    name = "instant"
+    default_concurrency = 1_000_000
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        for request in requests:
+            yield Generation(request.key(), "A", "stop", input_tokens=request.prompt_tokens, output_tokens=1)

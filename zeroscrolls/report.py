@@ -1,0 +1,137 @@
+"""A run's `report.md`: the score table, how much of each task's documents the model saw, format diagnostics and
+failures, as Markdown that reads well in a repository."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+from zeroscrolls.scoring import BenchmarkResult, TaskResult
+
+SHOWN_IDS = 5
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub-flavoured Markdown table; numbers right-aligned, `|` in cells escaped."""
+
+    def cell(value: Any) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    numeric = [bool(rows) and all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---:" if right else "---" for right in numeric) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_run_report(
+    manifest: Mapping[str, Any], scores: BenchmarkResult | None, records: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> str:
+    """The Markdown report of one run from its manifest, scores and per-example records."""
+    model = manifest["model"]
+    totals = manifest["totals"]
+    parts = [
+        f"# {manifest['run_name']}\n",
+        f"Model `{model['name']}` through provider `{manifest['provider']['name']}`, budget {model['max_tokens']:,} "
+        f"tokens ({model['prompt_style']} prompts), {manifest['data']['split']} split of `{manifest['data']['source']}`"
+        f". Run {manifest['started_at']} to {manifest['finished_at']}.\n",
+        f"Command: `{' '.join(manifest['command']) or '(from Python)'}`\n",
+    ]
+    if manifest.get("stopped"):
+        parts.append(f"**Stopped early:** {manifest['stopped']}\n")
+    if manifest.get("protocol_notes"):
+        notes = "".join(f"- {note}\n" for note in manifest["protocol_notes"])
+        parts.append(f"Departures from the official protocol (spec §3):\n\n{notes}")
+    parts.append(_scores_section(scores))
+    parts.append(_truncation_section(records))
+    if scores is not None:
+        parts.append(_format_section(scores))
+    parts.append(_failures_section(records))
+    parts.append(
+        "## Totals\n\n"
+        + markdown_table(
+            ["requests", "cache hits", "generated", "examples failed", "input tokens", "output tokens", "cost $"],
+            [
+                [
+                    totals["requests"],
+                    totals["cache_hits"],
+                    totals["generated"],
+                    totals["failed"],
+                    totals["input_tokens"],
+                    totals["output_tokens"],
+                    round(totals["cost_usd"], 4),
+                ]
+            ],
+        )
+    )
+    return "\n".join(parts)
+
+
+def _scores_section(scores: BenchmarkResult | None) -> str:
+    if scores is None:
+        return "## Scores\n\nNo references in this split (the test gold is hidden): nothing scored.\n"
+    rows = [
+        [r.task, f"{r.score:.2f}", _sub_metrics(r), f"{r.num_scored} of {r.num_expected}"]
+        for r in scores.tasks.values()
+    ]
+    text = f"## Scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
+    if scores.mean is not None:
+        text += f"\n**ZeroSCROLLS score: {scores.mean:.2f}** (mean of the 10 task scores)\n"
+    elif scores.partial_mean is not None:
+        text += (
+            f"\nMean over {scores.label}: {scores.partial_mean:.2f}. This is not a ZeroSCROLLS score, which needs "
+            "all 10 tasks fully scored.\n"
+        )
+    return text
+
+
+def _sub_metrics(r: TaskResult) -> str:
+    return ", ".join(f"{name} {value:.2f}" for name, value in r.metrics.items() if name != "score") or "-"
+
+
+def _truncation_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    rows = []
+    for task, items in records.items():
+        cuts = [r["truncation"] for r in items if r["truncation"] is not None]
+        if not cuts:
+            rows.append([task, len(items), "-", "-", "-"])
+            continue
+        truncated = sum(1 for t in cuts if t["truncated"])
+        rows.append(
+            [
+                task,
+                len(items),
+                f"{100 * truncated / len(cuts):.0f}%",
+                f"{100 * fmean(t['kept_fraction'] for t in cuts):.1f}%",
+                round(fmean(t["prompt_tokens"] for t in cuts)),
+            ]
+        )
+    return (
+        "## Truncation\n\nShare of prompts whose document was cut, and the mean share of document tokens kept.\n\n"
+        + (markdown_table(["task", "examples", "truncated", "document kept", "mean prompt tokens"], rows))
+    )
+
+
+def _format_section(scores: BenchmarkResult) -> str:
+    rows = []
+    for r in scores.tasks.values():
+        shown = ", ".join(r.off_format[:SHOWN_IDS]) + (" ..." if len(r.off_format) > SHOWN_IDS else "")
+        rows.append([r.task, "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%", shown or "-"])
+    return (
+        "## Format diagnostics\n\nShare of predictions in the form the task asks for (a letter, a percentage, a "
+        "permutation of the summary ids, a short answer, a non-empty summary).\n\n"
+        + markdown_table(["task", "format ok", "off-format ids"], rows)
+    )
+
+
+def _failures_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    rows = [[task, r["id"], r["error"]] for task, items in records.items() for r in items if r["error"]]
+    if not rows:
+        return "## Failures\n\nNone: every example has a prediction.\n"
+    return (
+        f"## Failures\n\n{len(rows)} example(s) have no prediction and are left out of the scores; rerunning the "
+        "same command retries them (successes come from the cache).\n\n" + markdown_table(["task", "id", "error"], rows)
+    )

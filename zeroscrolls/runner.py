@@ -1,0 +1,550 @@
+"""One benchmark run: plan -> (dry run: estimate and stop) -> cache lookup -> generation -> predictions -> scores.
+
+`plan_run` builds every request (prompt styled, truncated, keyed) without calling anything; `estimate` prices the
+plan for `--dry-run`; `execute` reads the cache, generates the misses concurrently, writing each generation to the
+cache the moment it arrives, then writes the run folder. A killed run loses only what was in flight, and rerunning
+the same command calls the provider only for what the cache lacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from zeroscrolls import report, runfolder
+from zeroscrolls.cache import GenerationCache
+from zeroscrolls.data import DataSource, Example, hub_revision, load_examples
+from zeroscrolls.errors import ExampleError, UsageError
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.planning import fit_example, make_request, resolve_model
+from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.runfolder import RunFolder
+from zeroscrolls.scheduler import CostCap, generate_all
+from zeroscrolls.scoring import BenchmarkResult, score_benchmark
+from zeroscrolls.tasks import TASKS
+from zeroscrolls.templates import Template, load_templates
+from zeroscrolls.truncation import TruncationRecord, Truncator
+
+VERSIONED_PACKAGES = (
+    "zeroscrolls",
+    "openai",
+    "anthropic",
+    "tiktoken",
+    "transformers",
+    "torch",
+    "vllm",
+    "huggingface-hub",
+    "rouge-score",
+)
+_SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `zeroscrolls run` was asked to do, parsed into typed values."""
+
+    model: str
+    provider: str | None = None
+    """Provider name or 'pkg.module:Class'; None = the registry's provider for `model`."""
+    max_tokens: int | None = None
+    tasks: tuple[str, ...] | None = None
+    """Tasks the user named (each must exist in the data); None = every task the data holds."""
+    split: str = "validation"
+    limit: int | None = None
+    """First N examples (ids in dataset order) per task."""
+    data: DataSource = field(default_factory=lambda: DataSource("hub"))
+    prompts: Path | None = None
+    output: Path = Path("results")
+    run_name: str | None = None
+    """Folder name under `output`; None = `<model>_<budget>_<split>`."""
+    concurrency: int | None = None
+    """Requests in flight, passed to the provider as its `concurrency` option; None = its `default_concurrency`."""
+    max_cost: float | None = None
+    """USD: stop scheduling before money spent plus the worst case of what is in flight would pass it."""
+    seed: int | None = None
+    provider_options: Mapping[str, Any] = field(default_factory=dict)
+    """Passed to the provider's constructor; only what the user set, so providers keep their defaults."""
+    command: tuple[str, ...] = ()
+    """The command line, for the manifest."""
+
+
+@dataclass(frozen=True)
+class PlannedExample:
+    """One example and what will be sent for it; `error` says why nothing can be sent."""
+
+    example: Example
+    request: Request | None = None
+    key: str | None = None
+    truncation: TruncationRecord | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: RunConfig
+    provider: Provider
+    profile: ModelProfile
+    templates: dict[str, Template]
+    examples: dict[str, list[PlannedExample]]
+    """Task -> planned examples in dataset order, tasks in the official order."""
+    skipped_tasks: tuple[str, ...] = ()
+    """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
+
+    @property
+    def run_name(self) -> str:
+        name = self.config.run_name or f"{self.profile.name}_{self.profile.max_tokens}_{self.config.split}"
+        return re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "run"
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.config.output / self.run_name)
+
+    def requests(self) -> dict[str, Request]:
+        """Unique requests by key (examples with identical prompts share one generation)."""
+        return {p.key: p.request for items in self.examples.values() for p in items if p.key and p.request}
+
+    def upper_cost(self, request: Request) -> float | None:
+        """Worst-case USD of one request: its prompt plus the whole generation budget."""
+        return self.provider.cost(self.profile, request.prompt_tokens or 0, request.max_new_tokens)
+
+
+def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
+    """Resolve the model, load the examples and build every request; calls no provider.
+
+    `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings.
+    """
+    _check_config(config)
+    options = dict(config.provider_options)
+    for name, value in (("seed", config.seed), ("concurrency", config.concurrency)):
+        if value is not None:
+            options[name] = value
+    provider, profile = resolve_model(config.model, config.provider, config.max_tokens, options)
+    if config.max_cost is not None and provider.cost(profile, 1, 1) is None:
+        raise UsageError(
+            f"--max-cost needs prices, and {profile.name} has none in the registry; drop --max-cost, or run a "
+            "model listed with prices in `zeroscrolls models`"
+        )
+    templates = load_templates(config.prompts)
+    tasks, skipped = _select_tasks(config)
+    truncator = truncator or Truncator(provider.tokenizer(profile))
+    examples = {}
+    for task in tasks:
+        loaded = load_examples(task, config.split, config.data, templates)[: config.limit]
+        examples[task] = [_plan_example(ex, templates[task], profile, provider, truncator) for ex in loaded]
+    return Plan(config, provider, profile, templates, examples, tuple(skipped))
+
+
+def _check_config(config: RunConfig) -> None:
+    for name, value in (("--limit", config.limit), ("--concurrency", config.concurrency)):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be at least 1, got {value}")
+    if config.max_cost is not None and config.max_cost <= 0:
+        raise UsageError(f"--max-cost must be a positive amount of USD, got {config.max_cost}")
+
+
+def _select_tasks(config: RunConfig) -> tuple[list[str], list[str]]:
+    available = set(config.data.available_tasks(config.split))
+    if config.tasks is not None:
+        missing = [t for t in config.tasks if t not in available]
+        if missing:
+            raise UsageError(
+                f"--tasks: {config.data.describe()} has no {config.split} rows for {', '.join(missing)}; "
+                f"tasks there: {', '.join(t for t in TASKS if t in available) or 'none'}"
+            )
+        return [t for t in TASKS if t in config.tasks], []
+    if not available:
+        raise UsageError(f"{config.data.describe()} holds no <task>/{config.split}.jsonl files")
+    return [t for t in TASKS if t in available], [t for t in TASKS if t not in available]
+
+
+def _plan_example(
+    example: Example, template: Template, profile: ModelProfile, provider: Provider, truncator: Truncator
+) -> PlannedExample:
+    try:
+        fitted = fit_example(example, template, profile, truncator)
+    except ExampleError as exc:
+        return PlannedExample(example, error=str(exc))
+    request = make_request(example, fitted, profile, provider)
+    return PlannedExample(example, request, request.key(), fitted.record)
+
+
+# --- dry run ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskEstimate:
+    """What running one task would send and cost."""
+
+    task: str
+    examples: int
+    unsendable: int
+    """Examples that cannot be sent (e.g. a budget too small for the query)."""
+    cached: int
+    to_generate: int
+    prompt_tokens: int
+    """Prompt tokens after truncation of the requests to generate."""
+    truncated: int
+    """Requests to generate whose document was cut."""
+    cost_low: float | None
+    """USD if every answer were empty (input tokens only)."""
+    cost_high: float | None
+    """USD if every answer used the whole generation budget."""
+
+
+def estimate(plan: Plan, cache: GenerationCache | None) -> list[TaskEstimate]:
+    """Per task: requests, cache hits, prompt tokens and a cost range; calls no provider."""
+    cached = set(cache.get_many(plan.requests())) if cache is not None else set()
+    estimates = []
+    for task, items in plan.examples.items():
+        sendable = {p.key: p for p in items if p.key is not None}
+        todo = [p.request for key, p in sendable.items() if key not in cached and p.request is not None]
+        tokens = sum(r.prompt_tokens or 0 for r in todo)
+        low = plan.provider.cost(plan.profile, tokens, 0)
+        highs = [plan.upper_cost(r) for r in todo]
+        estimates.append(
+            TaskEstimate(
+                task,
+                len(items),
+                len(items) - sum(1 for p in items if p.key is not None),
+                len(sendable) - len(todo),
+                len(todo),
+                tokens,
+                sum(1 for key, p in sendable.items() if key not in cached and p.truncation and p.truncation.truncated),
+                low,
+                None if any(h is None for h in highs) else sum(h for h in highs if h is not None),
+            )
+        )
+    return estimates
+
+
+def estimate_table(plan: Plan, estimates: Sequence[TaskEstimate]) -> Table:
+    """One row per task and a total: what a run would send, and its cost from nothing to every budget used up.
+    The "unfit" column appears when some examples cannot be sent at this budget."""
+    table = Table(
+        title=f"Dry run: {plan.profile.name} at {plan.profile.max_tokens:,} tokens, {plan.config.split}",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+        caption="unfit: too long for the budget even without a document; tokens: prompt tokens after truncation; "
+        "cut: prompts whose document was truncated; min/max $: no output at all / every generation budget used up",
+    )
+    unfit = any(e.unsendable for e in estimates)
+    columns = ["task", "examples", "unfit", "cached", "to send", "tokens", "cut", "min $", "max $"]
+    for column in columns if unfit else [c for c in columns if c != "unfit"]:
+        table.add_column(column, justify="left" if column == "task" else "right", no_wrap=True)
+    total = TaskEstimate(
+        "total",
+        *(sum(getattr(e, f) for e in estimates) for f in ("examples", "unsendable", "cached", "to_generate")),
+        sum(e.prompt_tokens for e in estimates),
+        sum(e.truncated for e in estimates),
+        _sum_known([e.cost_low for e in estimates]),
+        _sum_known([e.cost_high for e in estimates]),
+    )
+    for e in [*estimates, total]:
+        if e is total:
+            table.add_section()
+        counts = [e.examples, *([e.unsendable] if unfit else []), e.cached, e.to_generate]
+        costs = ("?" if c is None else f"{c:.4f}" for c in (e.cost_low, e.cost_high))
+        table.add_row(e.task, *map(str, counts), f"{e.prompt_tokens:,}", str(e.truncated), *costs)
+    return table
+
+
+def _sum_known(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+# --- execution -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Totals:
+    examples: int = 0
+    requests: int = 0
+    """Unique requests of the run (cached or generated)."""
+    cache_hits: int = 0
+    generated: int = 0
+    """Requests the provider answered successfully in this run."""
+    failed: int = 0
+    """Examples without a prediction: unsendable, failed generation, or not run (cost cap, fatal error)."""
+    input_tokens: int = 0
+    """As the provider counted them, else as truncation counted the prompt."""
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    """Spent by this run (cache hits cost nothing)."""
+    cached_cost_usd: float = 0.0
+    """What the cache hits cost when they were generated."""
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    planned: PlannedExample
+    generation: Generation | None
+    prediction: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    folder: RunFolder
+    totals: Totals
+    scores: BenchmarkResult | None
+    """None when no task has references (test split) or nothing was scored."""
+    results: dict[str, list[ExampleResult]]
+    stopped: str | None = None
+    """Why the run stopped early: the cost cap, or a fatal provider error."""
+    fatal: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 all good, 1 some examples have no prediction, 2 a fatal provider error stopped the run."""
+        if self.fatal:
+            return 2
+        return 1 if self.totals.failed else 0
+
+
+def postprocess(text: str, request: Request) -> str:
+    """The prediction in a generation: spec §3.3, the text before the closing answer tag (claude-tags), stripped."""
+    if request.stop:
+        text = text.split(request.stop[0], 1)[0]
+    return text.strip()
+
+
+def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunResult:
+    """Generate what the cache lacks, then write predictions, records, scores, report and manifest."""
+    started = _now()
+    requests = plan.requests()
+    found = cache.get_many(requests) if cache is not None else {}
+    generations: dict[str, Generation] = dict(found)
+    misses = [(key, request) for key, request in requests.items() if key not in found]
+    totals = Totals(
+        examples=sum(len(items) for items in plan.examples.values()),
+        requests=len(requests),
+        cache_hits=len(found),
+        cached_cost_usd=sum(g.cost_usd or 0.0 for g in found.values()),
+    )
+    for g in found.values():
+        totals.input_tokens += _input_tokens(g, requests[g.request_key])
+        totals.output_tokens += g.output_tokens or 0
+    stopped, fatal = None, False
+    if misses:
+        try:
+            not_run = _generate(plan, misses, cache, generations, totals, console)
+        except FatalProviderError as exc:
+            stopped, fatal = str(exc) or type(exc).__name__, True
+        else:
+            if not_run:
+                stopped = (
+                    f"--max-cost {plan.config.max_cost:g} USD reached: {len(not_run)} request(s) not sent; the cache "
+                    "keeps what was paid for, so rerun the same command with a higher --max-cost to continue"
+                )
+    else:
+        asyncio.run(plan.provider.aclose())
+        console.print(f"all {len(requests)} request(s) found in the cache; no provider call", highlight=False)
+    results = {task: [_example_result(p, generations) for p in items] for task, items in plan.examples.items()}
+    totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
+    scores = _score(results)
+    result = RunResult(plan.folder, totals, scores, results, stopped, fatal)
+    _write_folder(plan, result, started)
+    return result
+
+
+def _generate(
+    plan: Plan,
+    misses: list[tuple[str, Request]],
+    cache: GenerationCache | None,
+    generations: dict[str, Generation],
+    totals: Totals,
+    console: Console,
+) -> list[tuple[str, Request]]:
+    """Generate `misses`, committing each success to the cache as it arrives; returns what the cost cap held back."""
+    provider, profile = plan.provider, plan.profile
+    uppers = {key: plan.upper_cost(request) or 0.0 for key, request in misses}
+    cap = CostCap(plan.config.max_cost, uppers)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("hits {task.fields[hits]}  failed {task.fields[failed]}"),
+        TextColumn("{task.fields[tokens]:,} tok  ${task.fields[cost]:.4f}"),
+        TimeRemainingColumn(),
+        console=console,
+    )
+    bar = progress.add_task(
+        plan.run_name,
+        total=totals.requests,
+        completed=totals.cache_hits,
+        hits=totals.cache_hits,
+        failed=0,
+        tokens=totals.input_tokens + totals.output_tokens,
+        cost=0.0,
+    )
+    failed = 0
+
+    def record(request: Request, generation: Generation) -> Generation:
+        nonlocal failed
+        n_in = _input_tokens(generation, request)
+        n_out = generation.output_tokens or 0
+        if generation.cost_usd is None and generation.ok:
+            generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out))
+        generations[generation.request_key] = generation
+        if generation.ok:
+            if cache is not None:
+                cache.put(request, generation)
+            totals.generated += 1
+            totals.input_tokens += n_in
+            totals.output_tokens += n_out
+        else:
+            failed += 1
+        totals.cost_usd += generation.cost_usd or 0.0
+        progress.update(
+            bar, advance=1, failed=failed, tokens=totals.input_tokens + totals.output_tokens, cost=totals.cost_usd
+        )
+        return generation
+
+    async def main() -> list[tuple[str, Request]]:
+        try:
+            return await generate_all(provider, misses, cap, record)
+        finally:
+            await provider.aclose()
+
+    with progress:
+        return asyncio.run(main())
+
+
+def _input_tokens(generation: Generation, request: Request) -> int:
+    """Input tokens as the provider counted them, else as truncation counted the prompt."""
+    return generation.input_tokens if generation.input_tokens is not None else request.prompt_tokens or 0
+
+
+def _example_result(planned: PlannedExample, generations: Mapping[str, Generation]) -> ExampleResult:
+    if planned.key is None or planned.request is None:
+        return ExampleResult(planned, None, None, planned.error)
+    generation = generations.get(planned.key)
+    if generation is None:
+        return ExampleResult(planned, None, None, "not generated: the run stopped before this request")
+    if not generation.ok:
+        return ExampleResult(planned, generation, None, generation.error)
+    return ExampleResult(planned, generation, postprocess(generation.text, planned.request), None)
+
+
+def _score(results: Mapping[str, list[ExampleResult]]) -> BenchmarkResult | None:
+    """Scores of the tasks whose examples all have references (the test split has none)."""
+    gold = {t: items for t, items in results.items() if items and all(r.planned.example.outputs for r in items)}
+    if not gold:
+        return None
+    predictions = {
+        t: {r.planned.example.id: r.prediction for r in items if r.prediction is not None} for t, items in gold.items()
+    }
+    return score_benchmark(predictions, {t: [r.planned.example for r in items] for t, items in gold.items()})
+
+
+# --- run folder ------------------------------------------------------------------------------------------------
+
+
+def _write_folder(plan: Plan, result: RunResult, started: str) -> None:
+    folder = result.folder
+    records = {task: [_record(r) for r in items] for task, items in result.results.items()}
+    for task, items in result.results.items():
+        predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
+        runfolder.write_json(folder.predictions(task), predictions)
+        runfolder.write_jsonl(folder.records(task), records[task])
+    for task in TASKS:  # a previous run of another task selection under this name must not linger
+        if task not in result.results:
+            folder.predictions(task).unlink(missing_ok=True)
+            folder.records(task).unlink(missing_ok=True)
+    if result.scores is not None:
+        runfolder.write_json(folder.scores, scores_json(result.scores))
+    else:
+        folder.scores.unlink(missing_ok=True)
+    manifest = _manifest(plan, result, started)
+    runfolder.write_text(folder.report, report.render_run_report(manifest, result.scores, records))
+    runfolder.write_json(folder.manifest, manifest)
+
+
+def _record(r: ExampleResult) -> dict[str, Any]:
+    g, t = r.generation, r.planned.truncation
+    return {
+        "id": r.planned.example.id,
+        "key": r.planned.key,
+        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)},
+        "input_tokens": g.input_tokens if g else None,
+        "output_tokens": g.output_tokens if g else None,
+        "cost_usd": g.cost_usd if g else None,
+        "latency_s": g.latency_s if g else None,
+        "cached": g.cached if g else False,
+        "finish_reason": g.finish_reason if g else None,
+        "error": r.error,
+    }
+
+
+def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
+    """scores.json: per-task metrics with coverage and format share; the benchmark score only when complete."""
+    return {
+        "tasks": {
+            task: r.metrics | {"num_scored": r.num_scored, "num_expected": r.num_expected, "format_ok": r.format_ok}
+            for task, r in scores.tasks.items()
+        },
+        "benchmark": {"label": scores.label, "complete": scores.complete, "score": scores.mean},
+    }
+
+
+def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
+    config, profile, source = plan.config, plan.profile, plan.config.data
+    provider_class = type(plan.provider)
+    return {
+        "run_name": plan.run_name,
+        "command": list(config.command),
+        "started_at": started,
+        "finished_at": _now(),
+        "status": "fatal error" if result.fatal else ("stopped" if result.stopped else "complete"),
+        "stopped": result.stopped,
+        "versions": {"python": platform.python_version()} | _versions(),
+        "model": asdict(profile) | {"prompt_style": profile.prompt_style.value},
+        "provider": {
+            "name": plan.provider.name,
+            "class": f"{provider_class.__module__}:{provider_class.__qualname__}",
+            "options": {k: v for k, v in plan.provider.options.items() if not _SECRET_OPTION.search(k)},
+            "decoding": plan.provider.decoding(profile),
+        },
+        "data": {
+            "source": source.describe(),
+            "split": config.split,
+            "revision": {task: hub_revision(source, task) for task in plan.examples} if source.kind == "hub" else None,
+        },
+        "protocol_notes": plan.provider.protocol_notes(profile),
+        "tasks": list(plan.examples),
+        "skipped_tasks": list(plan.skipped_tasks),
+        "limit": config.limit,
+        "templates": {task: plan.templates[task].digest() for task in plan.examples},
+        "seed": config.seed,
+        "concurrency": config.concurrency or plan.provider.default_concurrency,
+        "max_cost_usd": config.max_cost,
+        "totals": asdict(result.totals),
+    }
+
+
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
