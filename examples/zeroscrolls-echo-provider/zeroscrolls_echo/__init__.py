@@ -1,0 +1,29 @@
+"""An example zeroscrolls provider plugin: answers every request with the last words of its prompt.
+
+Registered under the entry-point group `zeroscrolls.providers` as `echo` (see pyproject.toml), so after
+`pip install -e examples/zeroscrolls-echo-provider` this works: `zeroscrolls run --provider echo --model any`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.templates import PromptStyle
+
+DEFAULT_MAX_TOKENS = 4096
+ECHO_WORDS = 8
+
+
+class EchoProvider(Provider):
+    name = "echo"
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        """Any model name works; whitespace tokens, completion prompts, a 4096-token budget unless told."""
+        return ModelProfile(model, self.name, max_tokens or DEFAULT_MAX_TOKENS, "whitespace", PromptStyle.COMPLETION)
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        for request in requests:
+            text = request.prompt if request.prompt is not None else request.messages[-1][1]
+            yield Generation(request.key(), " ".join(text.split()[-ECHO_WORDS:]), finish_reason="stop")
