@@ -58,12 +58,13 @@ def main() -> None:
         profile = get_model(MODEL).with_budget(budget)
         runs = [fit_all(examples, templates, profile, Truncator(tokenizer)) for _ in range(REPETITIONS)]
         report(f"{MODEL} @ {budget}", len(examples), [s for s, _ in runs], runs[0][1])
-    sweep_seconds = []
+    sweep_seconds, sweep_cut = [], 0
     for _ in range(REPETITIONS):
         shared = Truncator(tokenizer)
         passes = [fit_all(examples, templates, get_model(MODEL).with_budget(b), shared) for b in BUDGETS]
         sweep_seconds.append(sum(s for s, _ in passes))
-    report(f"{MODEL} sweep {'+'.join(map(str, BUDGETS))}", len(examples) * len(BUDGETS), sweep_seconds, 0)
+        sweep_cut = sum(c for _, c in passes)
+    report(f"{MODEL} sweep {'+'.join(map(str, BUDGETS))}", len(examples) * len(BUDGETS), sweep_seconds, sweep_cut)
 
 
 if __name__ == "__main__":
