@@ -40,3 +40,80 @@ def build_tiny_t5_tokenizer(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     wrapped.save_pretrained(path)
     return path
+
+
+TINY_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<|{{ message['role'] }}|>\n{{ message['content'] }}{{ eos_token }}"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+
+
+def _randomize(model: object, seed: int) -> None:
+    """Seeded N(0, 1) weights: a tiny model with the default (small) init repeats one token whatever its input,
+    which would hide batching and prompt mix-ups; these weights make outputs depend on the input."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in model.parameters():  # type: ignore[attr-defined]
+            parameter.normal_(0.0, 1.0, generator=generator)
+
+
+def build_tiny_t5(path: Path, seed: int = 0) -> Path:
+    """A T5-style encoder-decoder at `path` (2 + 2 layers, d_model 32, random seeded weights) with the tiny T5
+    tokenizer: the layout of google/flan-t5-* (config.json, weights, tokenizer files), a few hundred KB."""
+    from transformers import AutoTokenizer, T5Config, T5ForConditionalGeneration
+
+    build_tiny_t5_tokenizer(path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    model = T5ForConditionalGeneration(config)
+    _randomize(model, seed)
+    model.save_pretrained(path)
+    return path
+
+
+def build_tiny_llama(path: Path, seed: int = 0, hidden_size: int = 32) -> Path:
+    """A Llama-style causal LM at `path` (2 layers, 4 heads, 4096 positions, random seeded weights) whose tokenizer
+    prepends `<s>`, has no pad token (as Llama's) and carries a small chat template. GPU kernels (vLLM) want heads
+    of 64 or more: `hidden_size=256`."""
+    from tokenizers import Tokenizer, processors
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    build_tiny_t5_tokenizer(path)
+    tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+    tok.add_special_tokens(["<s>"])
+    bos_id = tok.token_to_id("<s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos_id)]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", model_max_length=4096
+    )
+    tokenizer.chat_template = TINY_CHAT_TEMPLATE
+    tokenizer.save_pretrained(path)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    model = LlamaForCausalLM(config)
+    _randomize(model, seed)
+    model.save_pretrained(path)
+    return path

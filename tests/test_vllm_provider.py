@@ -1,0 +1,174 @@
+"""The `vllm` provider: what can be checked without vLLM or a GPU (refusals, install hint, engine arguments), the
+request mapping with vLLM's own classes where vLLM imports, and the engine itself on a GPU machine."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.tiny_models import build_tiny_llama, build_tiny_t5
+from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.errors import UsageError
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.planning import fit_example, make_request
+from zeroscrolls.providers.base import Generation, Request
+from zeroscrolls.providers.hf_models import encode_request
+from zeroscrolls.providers.vllm import VLLMProvider
+from zeroscrolls.templates import PromptStyle, load_templates
+from zeroscrolls.truncation import Truncator
+
+VLLM_INSTALLED = importlib.util.find_spec("vllm") is not None
+QUALITY_ID = "20077_ZF5G55FD_1"
+
+
+@pytest.fixture(scope="session")
+def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("transformers")
+    return build_tiny_t5(tmp_path_factory.mktemp("tiny-t5"))
+
+
+@pytest.fixture(scope="session")
+def llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("transformers")
+    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), hidden_size=256)
+
+
+def llama_profile(max_tokens: int = 32768) -> ModelProfile:
+    return ModelProfile(
+        name="meta-llama/Llama-3.1-8B-Instruct",
+        provider="vllm",
+        max_tokens=max_tokens,
+        tokenizer="hf:meta-llama/Llama-3.1-8B-Instruct",
+        prompt_style=PromptStyle.CHAT,
+        context_window=131072,
+    )
+
+
+# --- refusals before vLLM is needed --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["google/flan-t5-xxl", "google/flan-ul2", "bigscience/T0pp"])
+def test_registry_encoder_decoder_models_are_sent_to_the_hf_provider(model: str) -> None:
+    with pytest.raises(UsageError, match=rf"vLLM no longer runs encoder-decoder.*--provider hf --model {model}"):
+        VLLMProvider().profile(model, None)
+
+
+def test_a_t5_folder_is_refused_from_its_config(t5_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="encoder-decoder"):
+        VLLMProvider().profile(str(t5_dir), None)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5", "architectures": ["T5Model"]}))
+    with pytest.raises(UsageError, match="encoder-decoder"):  # a T5-family config that does not say so itself
+        VLLMProvider().profile(str(tmp_path), 512)
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from zeroscrolls.cli.main import main; main()", "run", "--provider", "vllm"]
+        + ["--model", str(t5_dir), "--data", "sample", "--output", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert f"run it with transformers: --provider hf --model {t5_dir}" in done.stderr
+
+
+@pytest.mark.skipif(VLLM_INSTALLED, reason="vllm is installed")
+def test_without_vllm_the_provider_names_the_install_command(llama_dir: Path) -> None:
+    with pytest.raises(UsageError, match=r"the vllm provider needs the vllm extra: pip install 'zeroscrolls\[vllm\]'"):
+        VLLMProvider().profile(str(llama_dir), None)
+    with pytest.raises(UsageError, match=r"pip install 'zeroscrolls\[vllm\]'"):
+        VLLMProvider().profile("meta-llama/Llama-3.1-8B-Instruct", 32768)
+
+
+# --- engine arguments ----------------------------------------------------------------------------------------------
+
+
+def test_engine_is_sized_to_the_longest_request_within_the_window() -> None:
+    provider = VLLMProvider(tensor_parallel_size=4, gpu_memory_utilization=0.85, dtype="bfloat16")
+    assert provider.engine_args(llama_profile(), 33_000) == {
+        "model": "meta-llama/Llama-3.1-8B-Instruct",
+        "dtype": "bfloat16",
+        "seed": 43,
+        "tensor_parallel_size": 4,
+        "gpu_memory_utilization": 0.85,
+        "max_model_len": 33_000,
+    }
+    assert provider.engine_args(llama_profile(), 200_000)["max_model_len"] == 131072
+    fixed = VLLMProvider(max_model_len=65536, pipeline_parallel_size=2, distributed_executor_backend="ray", seed=1)
+    args = fixed.engine_args(llama_profile(), 33_000)
+    assert (args["max_model_len"], args["pipeline_parallel_size"], args["distributed_executor_backend"]) == (
+        65536,
+        2,
+        "ray",
+    )
+    assert args["seed"] == 1 and "tensor_parallel_size" not in args  # unset options keep vLLM's defaults
+    assert VLLMProvider().decoding(llama_profile()) == {"temperature": 0.0, "seed": 43, "dtype": "auto"}
+
+
+def test_a_separate_tokenizer_is_passed_to_the_engine() -> None:
+    profile = ModelProfile("/models/llama", "vllm", 4096, "hf:/models/llama-tokenizer", PromptStyle.CHAT)
+    assert VLLMProvider().engine_args(profile, 100)["tokenizer"] == "/models/llama-tokenizer"
+    assert "tokenizer" not in VLLMProvider().engine_args(llama_profile(), 100)
+
+
+# --- with vLLM's own classes (where vLLM is installed) -------------------------------------------------------------
+
+
+def planned_requests(provider: VLLMProvider, model: Path, max_tokens: int, tasks: tuple[str, ...]) -> list[Request]:
+    profile = provider.profile(str(model), max_tokens)
+    truncator = Truncator(provider.tokenizer(profile))
+    templates = load_templates(None)
+    return [
+        make_request(ex, fit_example(ex, templates[task], profile, truncator), profile, provider)
+        for task in tasks
+        for ex in load_examples(task, "validation", DataSource.parse("sample"), templates)
+    ]
+
+
+def test_requests_map_to_vllm_sampling_params_and_token_prompts(llama_dir: Path) -> None:
+    pytest.importorskip("vllm")
+    from vllm import SamplingParams
+
+    provider = VLLMProvider()
+    request = planned_requests(provider, llama_dir, 700, ("quality",))[0]
+    params = provider.sampling_params(request)
+    assert isinstance(params, SamplingParams)
+    assert (params.temperature, params.max_tokens, params.seed, params.skip_special_tokens) == (0.0, 10, 43, True)
+    prompt = provider.engine_prompt(request)
+    tokenizer = provider.hf_tokenizer(provider.model_profile(request.model))
+    assert prompt["prompt_token_ids"] == encode_request(tokenizer, request)  # what the hf provider feeds too
+    text = tokenizer.decode(prompt["prompt_token_ids"])
+    assert text.startswith("<s><|user|>\n") and text.endswith("</s><|assistant|>\n")
+
+
+# --- the engine (GPU machines only) --------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_engine_generates_every_request_in_one_call(llama_dir: Path) -> None:
+    pytest.importorskip("vllm")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    provider = VLLMProvider(gpu_memory_utilization=0.3)
+    requests = planned_requests(provider, llama_dir, 700, ("quality", "qasper"))
+
+    async def collect() -> dict[str, Generation]:
+        try:
+            return {g.request_key: g async for g in provider.generate(requests)}
+        finally:
+            await provider.aclose()
+
+    generations = asyncio.run(collect())
+    assert set(generations) == {r.key() for r in requests}
+    tokenizer = provider.hf_tokenizer(provider.model_profile(requests[0].model))
+    for request in requests:
+        g = generations[request.key()]
+        assert g.ok and g.finish_reason in ("stop", "length")
+        assert g.input_tokens == len(encode_request(tokenizer, request))
+        assert 0 < (g.output_tokens or 0) <= request.max_new_tokens
+        assert g.info["engine_call_requests"] == len(requests)
