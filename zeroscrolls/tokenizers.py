@@ -63,13 +63,12 @@ class WhitespaceTokenizer:
         self._pieces: list[str] = []
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        ids = []
-        for piece in self._pattern.findall(text):
+        pieces = self._pattern.findall(text)
+        for piece in dict.fromkeys(pieces):  # each distinct piece once, in order of first appearance
             if piece not in self._vocab:
                 self._vocab[piece] = len(self._pieces)
                 self._pieces.append(piece)
-            ids.append(self._vocab[piece])
-        return ids
+        return list(map(self._vocab.__getitem__, pieces))
 
     def decode(self, ids: Sequence[int]) -> str:
         return "".join(self._pieces[i] for i in ids)
