@@ -43,7 +43,7 @@ def write_run(
         ids = records[task] if records and task in records else list(preds)
         lines = [json.dumps({"id": i}) for i in ids]
         (folder / "records" / f"{task}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (folder / "manifest.json").write_text(json.dumps({"split": "test"}), encoding="utf-8")
+    (folder / "manifest.json").write_text(json.dumps({"data": {"split": "test"}}), encoding="utf-8")
     return folder
 
 
@@ -173,3 +173,23 @@ def test_verify_of_an_unreadable_file_exits_2(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "nope.csv: no such file" in " ".join(out.stderr.split())  # rich wraps long lines
+
+
+def test_a_naive_test_split_run_exports_and_verifies(tmp_path: Path, test_split: Path) -> None:
+    results = tmp_path / "results"
+    common = ["--model", "naive", "--output", str(results)]
+    ran = CliRunner().invoke(app, ["run", *common, "--data", str(test_split), "--split", "test", "--run-name", "t"])
+    assert ran.exit_code == 0, ran.output
+    out = tmp_path / "zero_scrolls_predictions.csv"
+    exported = CliRunner().invoke(app, ["export", str(results / "t"), "-o", str(out)])
+    assert exported.exit_code == 0, exported.output
+    assert "warning" not in exported.stderr
+    verified = CliRunner().invoke(app, ["verify", str(out), "--data", str(test_split)])
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout == SUCCESS_LINE + "\n"
+
+    validation = CliRunner().invoke(app, ["run", *common, "--data", "sample", "--tasks", "quality", "--run-name", "v"])
+    assert validation.exit_code == 0, validation.output
+    partial = CliRunner().invoke(app, ["export", str(results / "v"), "--allow-missing"])
+    assert partial.exit_code == 0
+    assert "holds validation predictions; the leaderboard scores the test split" in partial.stderr

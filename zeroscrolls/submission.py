@@ -14,10 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jsonlines
 import pandas as pd
 
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import UsageError
+from zeroscrolls.scoring import load_predictions
 from zeroscrolls.tasks import SUBMISSION_ORDER
 
 COLUMNS = ["Task", "ID", "Prediction"]
@@ -92,52 +94,25 @@ class RunPredictions:
 
 
 def load_run_predictions(run: Path) -> RunPredictions:
-    """Read `run/predictions/<task>.json` (key order kept) and compare with the ids in `run/records/<task>.jsonl`."""
-    folder = run / "predictions"
-    if not folder.is_dir():
-        raise UsageError(f"{run}: no predictions/ folder; pass a run folder written by `zeroscrolls run`")
-    predictions: dict[str, dict[str, str]] = {}
+    """A run's predictions (key order kept), checked against the ids its `records/<task>.jsonl` planned."""
+    predictions = load_predictions(run)
     missing_ids: dict[str, tuple[str, ...]] = {}
-    for task in SUBMISSION_ORDER:
-        path = folder / f"{task}.json"
-        if not path.is_file():
-            continue
-        predictions[task] = _read_prediction_file(path)
-        lacking = tuple(i for i in _planned_ids(run / "records" / f"{task}.jsonl") if i not in predictions[task])
+    for task, preds in predictions.items():
+        lacking = tuple(i for i in _planned_ids(run / "records" / f"{task}.jsonl") if i not in preds)
         if lacking:
             missing_ids[task] = lacking
     missing_tasks = tuple(t for t in SUBMISSION_ORDER if t not in predictions)
-    return RunPredictions(predictions, missing_tasks, missing_ids, _manifest(run).get("split"))
-
-
-def _read_prediction_file(path: Path) -> dict[str, str]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: expected a JSON object {{id: prediction}}")
-    bad = [k for k, v in data.items() if not isinstance(v, str)]
-    if bad:
-        raise UsageError(f"{path}: the prediction of id {bad[0]!r} is not a string; predictions must be strings")
-    return data
+    manifest = run / "manifest.json"
+    split = json.loads(manifest.read_text(encoding="utf-8"))["data"]["split"] if manifest.is_file() else None
+    return RunPredictions(predictions, missing_tasks, missing_ids, split)
 
 
 def _planned_ids(records: Path) -> list[str]:
-    """Ids of every example the run planned, failed ones included (empty when the run kept no records)."""
+    """Ids of every example the run planned, failed ones included (none when there are no records)."""
     if not records.is_file():
         return []
-    ids = []
-    with records.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                ids.append(str(json.loads(line)["id"]))
-    return ids
-
-
-def _manifest(run: Path) -> dict:
-    path = run / "manifest.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    with jsonlines.open(records) as reader:
+        return [str(row["id"]) for row in reader]
 
 
 @dataclass(frozen=True)
