@@ -1,7 +1,225 @@
-"""Placeholder until its command lands."""
+"""`zeroscrolls sweep` (one run per model and budget, with tables, plots and a report) and `zeroscrolls compare`
+(runs and sweeps side by side with bootstrap intervals)."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
 
 import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from zeroscrolls import compare as comparison
+from zeroscrolls.bootstrap import Bootstrap
+from zeroscrolls.cache import open_cache
+from zeroscrolls.cli.options import DataOption, PromptsOption, ProviderOption, SplitOption
+from zeroscrolls.data import DataSource
+from zeroscrolls.errors import UsageError
+from zeroscrolls.runner import RunConfig
+from zeroscrolls.sweep import (
+    SweepConfig,
+    SweepEstimate,
+    SweepResult,
+    estimate_sweep,
+    parse_budgets,
+    point_overview,
+    run_sweep,
+    score_grid,
+)
+from zeroscrolls.tasks import parse_tasks
+
+SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
+ESTIMATE_COLUMNS = ("model", "budget", "requests", "cached", "shared", "to send", "tokens", "min $", "max $")
+ResamplesOption = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples per interval.")]
+
+
+def sweep(
+    model: Annotated[str, typer.Option("--model", "-m", help="Model name, or a comma list of models.")],
+    max_tokens: Annotated[str, typer.Option("--max-tokens", help="Comma list of token budgets, e.g. 1024,2048,4k.")],
+    provider: ProviderOption = None,
+    tasks: Annotated[str | None, typer.Option("--tasks", help="Comma list of tasks (default: all ten).")] = None,
+    split: SplitOption = "validation",
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")] = None,
+    data: DataOption = "hub",
+    prompts: PromptsOption = None,
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding sweep folders.")] = Path("results"),
+    sweep_name: Annotated[
+        str | None, typer.Option("--sweep-name", help="Sweep folder name (default: sweep_<models>_<split>).")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
+    ] = None,
+    cache: Annotated[
+        Path | None,
+        typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
+    ] = False,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines).")] = None,
+    resamples: ResamplesOption = 1000,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
+    api_key_env: Annotated[
+        str | None, typer.Option("--api-key-env", help="Environment variable holding the API key.")
+    ] = None,
+    tokenizer: Annotated[
+        str | None, typer.Option("--tokenizer", help="Tokenizer for models the registry does not know.")
+    ] = None,
+    device: Annotated[str | None, typer.Option("--device", help="Local models: cpu, cuda, auto.")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Local models: batch size.")] = None,
+) -> None:
+    """Run every (model, budget) point, sharing the cache, then write sweep.csv, plots and report.md to
+    results/<sweep-name>/. All points are checked against the models' context windows before anything runs.
+
+    Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
+    """
+    options = {"base_url": base_url, "api_key_env": api_key_env, "tokenizer": tokenizer}
+    options |= {"device": device, "batch_size": batch_size}
+    models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
+    if not models:
+        raise UsageError("--model needs at least one model name")
+    config = SweepConfig(
+        models=models,
+        budgets=parse_budgets(max_tokens),
+        run=RunConfig(
+            model=models[0],
+            provider=provider,
+            tasks=None if tasks is None else tuple(t.name for t in parse_tasks(tasks)),
+            split=split,
+            limit=limit,
+            data=DataSource.parse(data),
+            prompts=prompts,
+            output=output,
+            concurrency=concurrency,
+            seed=seed,
+            provider_options={k: v for k, v in options.items() if v is not None},
+            command=("zeroscrolls", *sys.argv[1:]),
+        ),
+        name=sweep_name,
+        bootstrap=Bootstrap(resamples=resamples, seed=0 if seed is None else seed),
+    )
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    generation_cache = open_cache(cache, enabled=not no_cache)
+    try:
+        if dry_run:
+            Console().print(_estimate_table(estimate_sweep(config, generation_cache)))
+            return
+        result = run_sweep(config, generation_cache, err)
+    finally:
+        if generation_cache is not None:
+            generation_cache.close()
+    _print_sweep(result, err)
+    raise typer.Exit(result.exit_code)
+
+
+def _money(value: float | None) -> str:
+    return "?" if value is None else f"{value:.4f}"
+
+
+def _estimate_table(found: SweepEstimate) -> Table:
+    table = Table(
+        title="Sweep dry run: nothing sent",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+        caption="shared: requests an earlier point also sends, paid once (the total counts them once); tokens: "
+        "prompt tokens to send; min/max $: no output at all / every generation budget used up",
+    )
+    for header in ESTIMATE_COLUMNS:
+        table.add_column(header, justify="left" if header == "model" else "right", no_wrap=True)
+    for p in found.points:
+        counts = (p.budget, p.requests, p.cached, p.shared, p.to_generate)
+        table.add_row(p.model, *map(str, counts), f"{p.prompt_tokens:,}", _money(p.cost_low), _money(p.cost_high))
+    table.add_section()
+    table.add_row(
+        "total", *[""] * 4, str(found.unique_to_generate), "", _money(found.cost_low), _money(found.cost_high)
+    )
+    return table
+
+
+def _grid_table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    for header in headers:
+        table.add_column(header, justify="left" if header == "model" else "right", no_wrap=header != "model")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _print_sweep(result: SweepResult, err: Console) -> None:
+    out = Console()
+    out.print(_grid_table("Scores by token budget", *score_grid(result.frame, intervals=False, short=True)))
+    out.print(_grid_table("Truncation and cost", *point_overview(result)))
+    for p in result.points:
+        if p.stopped:
+            err.print(f"[yellow]stopped:[/yellow] {p.model} at {p.budget}: {p.stopped}")
+        elif p.totals.failed:
+            err.print(f"[yellow]warning:[/yellow] {p.model} at {p.budget}: {p.totals.failed} example(s) failed")
+    requests = sum(p.totals.requests for p in result.points)
+    hits = sum(p.totals.cache_hits for p in result.points)
+    spent = sum(p.totals.cost_usd for p in result.points)
+    err.print(
+        f"{len(result.points)} point(s), {requests} request(s), {hits} from the cache, ${spent:.4f} spent. "
+        f"Sweep folder: {result.folder} (sweep.csv, report.md, plots)"
+    )
+
+
+class Format(str, Enum):
+    rich = "rich"
+    md = "md"
+    csv = "csv"
+    json = "json"
+
+
+def compare(
+    paths: Annotated[list[Path], typer.Argument(help="Run folders and/or sweep folders.")],
+    output_format: Annotated[Format, typer.Option("--format", help="rich (terminal), md, csv or json.")] = Format.rich,
+    seed: SeedOption = 0,
+    resamples: ResamplesOption = 1000,
+    paper: Annotated[bool, typer.Option("--paper", help="Add the paper's Table 3 rows (test split).")] = False,
+    data: Annotated[
+        str | None, typer.Option("--data", help="References to score against (default: each run's own data source).")
+    ] = None,
+) -> None:
+    """Per-task and average scores with 95% bootstrap intervals on the ids every run scored; for two runs, the
+    paired difference (second minus first), marked * where its interval excludes 0.
+
+    Example: zeroscrolls compare results/naive_1024_validation results/naive_4096_validation --paper
+    """
+    if resamples < 1:
+        raise UsageError(f"--resamples must be at least 1, got {resamples}")
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    runs = comparison.load_runs(comparison.find_runs(paths), DataSource.parse(data) if data else None)
+    for warning in comparison.manifest_warnings(runs):
+        err.print(f"[yellow]warning:[/yellow] {warning}")
+    boot = Bootstrap(resamples=resamples, seed=seed)
+    result = comparison.compare(runs, boot, paper=paper)
+    for label, scored in result.scored.items():
+        differing = {t: n for t, n in scored.items() if t in result.common and n != result.common[t]}
+        if differing:
+            shown = ", ".join(f"{t} {n} of which {result.common[t]} common" for t, n in differing.items())
+            err.print(f"note: {label} scored {shown}; only ids every run scored are compared")
+    if output_format is Format.rich:
+        out = Console()
+        for table in comparison.rich_tables(result, boot):
+            out.print(table)
+        for note in result.notes:
+            err.print(f"note: {note}")
+    elif output_format is Format.md:
+        typer.echo(comparison.markdown(result, boot), nl=False)
+    elif output_format is Format.csv:
+        typer.echo(comparison.long_frame(result).to_csv(index=False), nl=False)
+    else:
+        typer.echo(comparison.to_json(result, boot))
 
 
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to `app`."""
+    app.command("sweep")(sweep)
+    app.command("compare")(compare)

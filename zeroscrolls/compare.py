@@ -1,0 +1,335 @@
+"""Compare runs and sweeps: per-task and average scores with bootstrap intervals on the ids every run scored, a
+paired bootstrap difference for two runs, and the paper's Table 3 rows (test split) for context.
+
+Runs are rescored from their predictions against the references of the data source named in their manifest (or
+`--data`), so a comparison needs no state beyond the run folders. Tables render as rich, Markdown, CSV or JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich import box
+from rich.table import Table
+
+from zeroscrolls.bootstrap import Bootstrap, Interval, PerExample
+from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.errors import UsageError
+from zeroscrolls.report import markdown_table
+from zeroscrolls.scoring import load_predictions, score_benchmark
+from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
+
+AVERAGE = "average"
+PAPER_TABLE3: dict[str, tuple[str, tuple[float | None, ...], float | None]] = {
+    "Naive": ("-", (22.6, 6.7, 6.7, 10.5, 6.1, 2.1, 26.6, 20.0, 45.0, 50.0), 19.6),
+    "Human": ("-", (None, None, None, 23.6, 67.7, 58.2, 93.5, 74.8, 93.3, None), None),
+    "T0pp": ("8192", (7.1, 9.6, 7.2, 3.9, 25.0, 18.7, 21.4, 35.3, 15.2, 0.0), 14.3),
+    "Flan-T5": ("8192", (17.6, 7.8, 11.0, 8.0, 48.3, 19.3, 75.2, 46.8, 48.7, 16.4), 29.9),
+    "Flan-UL2": ("8192", (16.1, 11.5, 13.6, 5.7, 56.9, 25.5, 75.6, 51.3, 36.0, 14.0), 30.6),
+    "DaVinci003": ("4096", (21.7, 16.1, 16.9, 22.0, 52.7, 24.6, 69.0, 33.5, 31.3, 49.5), 33.7),
+    "ChatGPT": ("4096", (21.3, 16.1, 15.6, 20.4, 49.3, 25.1, 66.6, 27.1, 49.1, 49.8), 34.0),
+    "Claude": ("8000", (24.2, 16.1, 14.6, 21.0, 52.3, 32.6, 84.8, 36.1, 61.6, 47.4), 39.1),
+    "GPT-4": ("8192", (26.3, 17.3, 18.5, 22.6, 50.7, 27.6, 89.2, 41.1, 62.8, 60.5), 41.7),
+    "CoLT5 (fine-tuned)": ("16384", (41.0, 20.0, 22.5, None, 53.1, 31.0, 47.0, None, None, None), None),
+}
+"""spec §7, paper Table 3 (test split): tokens, scores in the submission task order, average."""
+_PAPER_COLUMNS = ("GvRp", "SSFD", "QMsm", "SQAL", "Qspr", "Nrtv", "QALT", "MuSQ", "SpDg", "BkSS")
+SHORT_NAMES = dict(zip(SUBMISSION_ORDER, _PAPER_COLUMNS, strict=True))
+"""The paper's column names, for narrow terminal tables."""
+
+
+@dataclass(frozen=True)
+class RunScores:
+    """One run folder rescored: per-example scores per task."""
+
+    label: str
+    path: Path
+    manifest: dict[str, Any]
+    per_example: dict[str, dict[str, dict[str, float]]]
+
+
+def find_runs(paths: Sequence[Path]) -> list[Path]:
+    """Run folders named directly, or inside sweep folders (ordered by model, then budget)."""
+    runs: list[Path] = []
+    for path in paths:
+        if (path / "manifest.json").is_file():
+            runs.append(path)
+            continue
+        inner = [p for p in path.iterdir() if (p / "manifest.json").is_file()] if path.is_dir() else []
+        if not inner:
+            raise UsageError(f"{path}: neither a run folder (manifest.json) nor a sweep folder holding run folders")
+        runs.extend(sorted(inner, key=_model_and_budget))
+    return runs
+
+
+def _model_and_budget(run: Path) -> tuple[str, int]:
+    model = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["model"]
+    return model["name"], model["max_tokens"]
+
+
+def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[RunScores]:
+    """Rescore each run from its predictions; references are loaded once per (source, split, task)."""
+    references: dict[tuple[DataSource, str, str], list[Example]] = {}
+    runs = []
+    for path in paths:
+        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        split = manifest["data"]["split"]
+        if split == "test":
+            raise UsageError(
+                f"{path} holds test-split predictions, which have no gold to score; compare validation runs, and "
+                "submit test predictions with `zeroscrolls export`"
+            )
+        source = data or _source_of(path, manifest)
+        predictions = load_predictions(path)
+        examples = {}
+        for task in predictions:
+            key = (source, split, task)
+            if key not in references:
+                references[key] = load_examples(task, split, source)
+            examples[task] = references[key]
+        result = score_benchmark(predictions, examples)
+        per_example = {task: r.per_example for task, r in result.tasks.items()}
+        runs.append(RunScores(_label(path, paths), path, manifest, per_example))
+    return runs
+
+
+def _label(path: Path, paths: Sequence[Path]) -> str:
+    """The folder name, with its parent's when another run has the same folder name (two sweeps)."""
+    if sum(p.name == path.name for p in paths) > 1:
+        return f"{path.parent.name}/{path.name}"
+    return path.name
+
+
+def _source_of(run: Path, manifest: Mapping[str, Any]) -> DataSource:
+    """The data source a run used, from its manifest (hub runs at the revision they resolved to)."""
+    described = manifest["data"]["source"]
+    if described == "sample":
+        return DataSource.parse("sample")
+    if described.startswith("hub:"):
+        revisions = [r for r in (manifest["data"].get("revision") or {}).values() if r]
+        return DataSource.parse("hub", revision=revisions[0] if revisions else None)
+    if not Path(described).is_dir():
+        raise UsageError(f"{run}: its data folder {described} is gone; pass --data DIR with the same rows")
+    return DataSource.parse(described)
+
+
+def manifest_warnings(runs: Sequence[RunScores]) -> list[str]:
+    """Differences in split, data source or revision, and templates that make scores not comparable."""
+    if not runs:
+        return []
+    first, warnings = runs[0], []
+    for other in runs[1:]:
+        a, b = first.manifest, other.manifest
+        for what, left, right in (
+            ("split", a["data"]["split"], b["data"]["split"]),
+            ("data source", a["data"]["source"], b["data"]["source"]),
+            ("data revision", a["data"].get("revision"), b["data"].get("revision")),
+        ):
+            if left != right:
+                warnings.append(f"{other.label} differs from {first.label} in {what}: {right} vs {left}")
+        templates_a, templates_b = a.get("templates", {}), b.get("templates", {})
+        changed = [t for t in templates_a if t in templates_b and templates_a[t] != templates_b[t]]
+        if changed:
+            warnings.append(f"{other.label} used other prompt templates than {first.label} for {', '.join(changed)}")
+    return warnings
+
+
+Cell = Interval | float | None
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    kind: str
+    """'run', 'difference' (second run minus first) or 'paper'."""
+    cells: dict[str, Cell]
+    """Task (or 'average') -> interval (runs, differences) or published value (paper)."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    tasks: tuple[str, ...]
+    """Tasks every run scored, in the official order."""
+    common: dict[str, int]
+    """Per task, the number of ids every run scored (the ids compared)."""
+    scored: dict[str, dict[str, int]]
+    """Per run label, per task, the ids it scored."""
+    rows: tuple[Row, ...]
+    has_average: bool
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def columns(self) -> list[str]:
+        return [*self.tasks, AVERAGE] if self.has_average else list(self.tasks)
+
+
+def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) -> Comparison:
+    """Intervals for every run on the ids all runs scored; for two runs, the paired difference (second - first)."""
+    notes = []
+    tasks = [t for t in TASKS if all(t in r.per_example for r in runs)]
+    dropped = [t for t in TASKS if any(t in r.per_example for r in runs) and t not in tasks]
+    if dropped:
+        notes.append(f"left out {', '.join(dropped)}: not scored by every run")
+    common_ids = {t: [i for i in runs[0].per_example[t] if all(i in r.per_example[t] for r in runs)] for t in tasks}
+    empty = [t for t in tasks if not common_ids[t]]
+    if empty:
+        notes.append(f"left out {', '.join(empty)}: no id scored by every run")
+        tasks = [t for t in tasks if common_ids[t]]
+    restricted = [{t: _only(r.per_example[t], common_ids[t]) for t in tasks} for r in runs]
+    has_average = len(tasks) == len(TASKS)
+    if not has_average:
+        notes.append(f"{len(tasks)} of {len(TASKS)} tasks: no ZeroSCROLLS average, which needs all ten")
+    rows = []
+    for run, per_task in zip(runs, restricted, strict=True):
+        cells: dict[str, Cell] = {t: boot.task_score(t, per_task[t]) for t in tasks}
+        if has_average:
+            cells[AVERAGE] = boot.average(per_task)
+        rows.append(Row(run.label, "run", cells))
+    if len(runs) == 2:
+        second, first = restricted[1], restricted[0]
+        cells = {t: boot.task_difference(t, second[t], first[t]) for t in tasks}
+        if has_average:
+            cells[AVERAGE] = boot.average_difference(second, first)
+        rows.append(Row(f"{runs[1].label} - {runs[0].label}", "difference", cells))
+    if paper:
+        rows.extend(_paper_rows(tasks, has_average))
+    return Comparison(
+        tuple(tasks),
+        {t: len(common_ids[t]) for t in tasks},
+        {r.label: {t: len(p) for t, p in r.per_example.items()} for r in runs},
+        tuple(rows),
+        has_average,
+        tuple(notes),
+    )
+
+
+def _only(per_example: PerExample, ids: Sequence[str]) -> dict[str, Mapping[str, float]]:
+    return {i: per_example[i] for i in ids}
+
+
+def _paper_rows(tasks: Sequence[str], has_average: bool) -> list[Row]:
+    rows = []
+    for model, (tokens, values, average) in PAPER_TABLE3.items():
+        by_task = dict(zip(SUBMISSION_ORDER, values, strict=True))
+        cells: dict[str, Cell] = {t: by_task[t] for t in tasks}
+        if has_average:
+            cells[AVERAGE] = average
+        rows.append(Row(f"paper, test split: {model} ({tokens} tokens)", "paper", cells))
+    return rows
+
+
+# --- rendering -------------------------------------------------------------------------------------------------
+
+DIFFERENCE_MARK = "*"
+"""Marks a difference whose interval excludes 0."""
+
+
+def cell_text(cell: Cell, kind: str) -> str:
+    if cell is None:
+        return "-"
+    if isinstance(cell, float):
+        return f"{cell:.1f}"
+    if kind == "difference":
+        mark = f" {DIFFERENCE_MARK}" if cell.excludes_zero else ""
+        return f"{cell.estimate:+.2f} [{cell.low:+.2f}, {cell.high:+.2f}]{mark}"
+    return f"{cell.estimate:.2f} [{cell.low:.2f}, {cell.high:.2f}]"
+
+
+def _caption(c: Comparison, boot: Bootstrap) -> str:
+    text = (
+        f"Scores with {100 * boot.level:g}% bootstrap intervals ({boot.resamples} resamples, seed {boot.seed}) on the "
+        "ids every run scored"
+    )
+    if any(r.kind == "difference" for r in c.rows):
+        text += f"; {DIFFERENCE_MARK}: the difference's interval excludes 0"
+    return text + "."
+
+
+def rich_tables(c: Comparison, boot: Bootstrap) -> list[Table]:
+    """Terminal layout: one row per task (runs and the difference as columns, narrow enough for a terminal),
+    then the paper's rows in its own column layout when asked for."""
+    measured = [r for r in c.rows if r.kind != "paper"]
+    table = Table(box=box.SIMPLE_HEAD, caption=_caption(c, boot), caption_justify="left", show_edge=False)
+    table.add_column("task", no_wrap=True)
+    table.add_column("ids", justify="right")
+    for row in measured:
+        table.add_column(row.label, justify="right", overflow="fold")
+    for column in c.columns:
+        if column == AVERAGE:
+            table.add_section()
+        ids = str(sum(c.common.values())) if column == AVERAGE else str(c.common[column])
+        table.add_row(column, ids, *(_short_cell(row.cells.get(column), row.kind) for row in measured))
+    tables = [table]
+    paper = [r for r in c.rows if r.kind == "paper"]
+    if paper:
+        published = Table(
+            title="Published: paper Table 3, test split",
+            box=box.SIMPLE_HEAD,
+            show_edge=False,
+            pad_edge=False,
+            padding=0,
+        )
+        published.add_column("model", no_wrap=True)
+        for column in c.columns:
+            published.add_column(SHORT_NAMES.get(column, "Avg"), justify="right", no_wrap=True)
+        for row, model in zip(paper, PAPER_TABLE3, strict=True):
+            published.add_row(model, *(cell_text(row.cells.get(column), row.kind) for column in c.columns))
+        tables.append(published)
+    return tables
+
+
+def _short_cell(cell: Cell, kind: str) -> str:
+    if not isinstance(cell, Interval):
+        return cell_text(cell, kind)
+    if kind == "difference":
+        mark = f" {DIFFERENCE_MARK}" if cell.excludes_zero else ""
+        return f"{cell.estimate:+.1f}{mark}\n[{cell.low:+.1f}, {cell.high:+.1f}]"
+    return f"{cell.estimate:.1f}\n[{cell.low:.1f}, {cell.high:.1f}]"
+
+
+def markdown(c: Comparison, boot: Bootstrap) -> str:
+    rows = [[row.label, *(cell_text(row.cells.get(col), row.kind) for col in c.columns)] for row in c.rows]
+    rows.append(["ids compared", *(str(c.common[t]) for t in c.tasks), *([""] if c.has_average else [])])
+    notes = "".join(f"\n- {note}" for note in c.notes)
+    return markdown_table(["run", *c.columns], rows) + f"\n{_caption(c, boot)}\n" + (f"{notes}\n" if notes else "")
+
+
+def long_frame(c: Comparison) -> pd.DataFrame:
+    """One line per row and column: estimate, interval, ids compared (CSV and JSON output)."""
+    lines = []
+    for row in c.rows:
+        for column in c.columns:
+            cell = row.cells.get(column)
+            interval = cell if isinstance(cell, Interval) else None
+            lines.append(
+                {
+                    "row": row.label,
+                    "kind": row.kind,
+                    "task": column,
+                    "score": interval.estimate if interval else cell,
+                    "ci_low": interval.low if interval else None,
+                    "ci_high": interval.high if interval else None,
+                    "n": interval.n if interval else None,
+                    "excludes_zero": interval.excludes_zero if interval and row.kind == "difference" else None,
+                }
+            )
+    return pd.DataFrame(lines)
+
+
+def to_json(c: Comparison, boot: Bootstrap) -> str:
+    return json.dumps(
+        {
+            "bootstrap": {"resamples": boot.resamples, "seed": boot.seed, "level": boot.level},
+            "tasks": list(c.tasks),
+            "ids_compared": c.common,
+            "ids_scored": c.scored,
+            "notes": list(c.notes),
+            "rows": json.loads(long_frame(c).to_json(orient="records")),
+        },
+        indent=2,
+    )

@@ -1,0 +1,118 @@
+"""PNG plots for sweeps and runs, drawn with matplotlib's object API on the Agg canvas (no pyplot, no display, no
+global backend switch), so they work on headless machines and inside tests.
+
+Inputs are tables in the layout of `sweep.csv` (one row per model, budget and task; task "average" for the
+benchmark mean) and a run's per-example records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from zeroscrolls.tasks import TASKS
+
+AVERAGE = "average"
+"""The `task` value of the benchmark-average rows."""
+DPI = 110
+
+
+def _grid(panels: int, width: float = 3.6, height: float = 2.8) -> tuple[Figure, list[Axes]]:
+    columns = min(panels, 4)
+    rows = math.ceil(panels / columns)
+    figure = Figure(figsize=(width * columns, height * rows), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = [figure.add_subplot(rows, columns, i + 1) for i in range(panels)]
+    return figure, axes
+
+
+def _budget_axis(ax: Axes, budgets: Sequence[int]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(budgets), [f"{b // 1024}k" if b % 1024 == 0 else str(b) for b in budgets])
+    ax.minorticks_off()
+    ax.grid(alpha=0.3)
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=DPI, format="png")
+    return path
+
+
+def score_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
+    """One panel per task (and the benchmark average when present): score against budget, one line per model,
+    the bootstrap interval shaded."""
+    scored = frame.dropna(subset=["score"])
+    panels = [t for t in [*TASKS, AVERAGE] if t in set(scored.task)]
+    figure, axes = _grid(max(len(panels), 1))
+    budgets = sorted(set(frame.budget))
+    for ax, task in zip(axes, panels, strict=False):
+        for model, rows in scored[scored.task == task].groupby("model", sort=False):
+            rows = rows.sort_values("budget")
+            line = ax.plot(rows.budget, rows.score, marker="o", label=str(model))[0]
+            ax.fill_between(rows.budget, rows.ci_low, rows.ci_high, color=line.get_color(), alpha=0.15, lw=0)
+        ax.set_title("ZeroSCROLLS average" if task == AVERAGE else task)
+        ax.set_ylim(bottom=0)
+        _budget_axis(ax, budgets)
+    figure.supxlabel("token budget")
+    figure.supylabel("score")
+    if panels:
+        figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
+    figure.suptitle("Score vs token budget (shaded: 95% bootstrap interval)")
+    return _save(figure, path)
+
+
+def kept_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
+    """One panel per model: mean share of each document kept after truncation against budget, one line per task."""
+    tasks = frame[frame.task != AVERAGE].dropna(subset=["kept_fraction"])
+    models = list(dict.fromkeys(tasks.model))
+    figure, axes = _grid(max(len(models), 1), width=4.6, height=3.4)
+    budgets = sorted(set(frame.budget))
+    for ax, model in zip(axes, models, strict=False):
+        for task in [t for t in TASKS if t in set(tasks.task)]:
+            rows = tasks[(tasks.model == model) & (tasks.task == task)].sort_values("budget")
+            ax.plot(rows.budget, 100 * rows.kept_fraction, marker=".", label=task)
+        ax.set_title(model)
+        ax.set_ylim(0, 105)
+        ax.set_ylabel("document kept (%)")
+        ax.set_xlabel("token budget")
+        _budget_axis(ax, budgets)
+    if models:
+        figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize="small")
+    figure.suptitle("Share of each document the model saw")
+    return _save(figure, path)
+
+
+def run_overview(
+    records: Mapping[str, Sequence[Mapping[str, Any]]],
+    per_example: Mapping[str, Mapping[str, Mapping[str, float]]],
+    path: Path,
+) -> Path:
+    """A run at a glance: per task, the distribution of the share of document kept and of per-example scores.
+
+    `records` are a run's `records/<task>.jsonl` rows; `per_example` is `{task: metrics.score_examples(...)}`
+    (empty for the test split). For ROUGE tasks an example's value is the mean of its R1, R2 and RL.
+    """
+    figure, (kept_ax, score_ax) = _grid(2, width=6.0, height=3.6)
+    tasks = [t for t in TASKS if t in records]
+    kept = [[100 * r["truncation"]["kept_fraction"] for r in records[t] if r.get("truncation")] for t in tasks]
+    kept_ax.boxplot(kept, tick_labels=tasks, orientation="horizontal")
+    kept_ax.set_xlabel("document kept (%)")
+    kept_ax.set_title("Truncation")
+    scored = [t for t in tasks if per_example.get(t)]
+    values = [[sum(v.values()) / len(v) for v in per_example[t].values()] for t in scored]
+    if scored:
+        score_ax.boxplot(values, tick_labels=scored, orientation="horizontal")
+    score_ax.set_xlabel("per-example score")
+    score_ax.set_title("Scores" if scored else "Scores (no references in this split)")
+    for ax in (kept_ax, score_ax):
+        ax.grid(alpha=0.3, axis="x")
+        ax.invert_yaxis()
+    return _save(figure, path)

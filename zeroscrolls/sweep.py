@@ -1,0 +1,409 @@
+"""Context-length sweeps: one run per (model, budget) through the runner, then `sweep.csv`, plots and `report.md`.
+
+Every point shares one generation cache (a request equal at two budgets, e.g. an untruncated prompt, is paid once)
+and each model one `Truncator` (its documents are tokenized once, not once per budget). Every point is checked
+against its model's context window before anything runs. Layout: `results/<sweep-name>/<run-name>/` per point,
+with `sweep.csv`, `score_vs_budget.png`, `kept_vs_budget.png` and `report.md` beside them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+
+from zeroscrolls import plots, runfolder
+from zeroscrolls.bootstrap import Bootstrap
+from zeroscrolls.cache import GenerationCache
+from zeroscrolls.compare import SHORT_NAMES
+from zeroscrolls.data import load_examples
+from zeroscrolls.errors import UsageError
+from zeroscrolls.planning import resolve_model
+from zeroscrolls.providers.base import Request
+from zeroscrolls.report import markdown_table
+from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, plan_run
+from zeroscrolls.tasks import TASKS
+from zeroscrolls.templates import load_templates
+from zeroscrolls.truncation import Truncator
+
+AVERAGE = plots.AVERAGE
+CSV_COLUMNS = [
+    "model",
+    "budget",
+    "task",
+    "score",
+    "ci_low",
+    "ci_high",
+    "scored",
+    "examples",
+    "truncated_share",
+    "kept_fraction",
+    "cost_usd",
+]
+ENCODINGS_PER_EXAMPLE = 6
+"""Truncator cache entries one example touches per budget (prompt, document, head, suffix, cut prompt) + slack:
+a cache this large keeps every budget-independent encoding between budgets."""
+SCORE_PLOT = "score_vs_budget.png"
+KEPT_PLOT = "kept_vs_budget.png"
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    models: tuple[str, ...]
+    budgets: tuple[int, ...]
+    run: RunConfig
+    """Options shared by every point (data, split, tasks, limit, provider, seed, ...); `run.output` is the folder
+    holding sweep folders; model, max_tokens and run_name are set per point."""
+    name: str | None = None
+    """Sweep folder name; None = `sweep_<models>_<split>`."""
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+
+    @property
+    def folder(self) -> Path:
+        name = self.name or f"sweep_{'+'.join(self.models)}_{self.run.split}"
+        return self.run.output / (re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "sweep")
+
+    def point(self, model: str, budget: int) -> RunConfig:
+        return replace(self.run, model=model, max_tokens=budget, output=self.folder, run_name=f"{model}_{budget}")
+
+
+def parse_budgets(text: str) -> tuple[int, ...]:
+    """'1024,2048,4k' -> (1024, 2048, 4096): positive, distinct, ascending."""
+    budgets = []
+    for item in (s.strip().lower() for s in text.split(",") if s.strip()):
+        match = re.fullmatch(r"(\d+)(k?)", item)
+        if not match or int(match[1]) == 0:
+            raise UsageError(f"--max-tokens {text}: {item!r} is not a positive whole number of tokens (e.g. 4096, 4k)")
+        budgets.append(int(match[1]) * (1024 if match[2] else 1))
+    if not budgets:
+        raise UsageError("--max-tokens needs at least one budget, e.g. --max-tokens 1024,2048,4096")
+    return tuple(sorted(set(budgets)))
+
+
+def truncators(config: SweepConfig) -> dict[str, Truncator]:
+    """One truncator per model, sized to keep a whole budget's encodings; refuses the sweep (UsageError) if any
+    point is invalid, naming every refused point, before anything is planned or sent."""
+    refused, resolved = [], {}
+    for model in config.models:
+        for budget in config.budgets:
+            try:
+                resolved.setdefault(model, resolve_model(model, config.run.provider, budget, _options(config.run)))
+            except UsageError as exc:
+                refused.append(f"{model} at {budget}: {exc}")
+    if refused:
+        total = len(config.models) * len(config.budgets)
+        raise UsageError(f"{len(refused)} of {total} sweep points refused, nothing was run: {'; '.join(refused)}")
+    size = ENCODINGS_PER_EXAMPLE * _count_examples(config.run) + 64
+    return {m: Truncator(provider.tokenizer(profile), cache_size=size) for m, (provider, profile) in resolved.items()}
+
+
+def _options(run: RunConfig) -> dict[str, Any]:
+    options = dict(run.provider_options)
+    if run.seed is not None:
+        options["seed"] = run.seed
+    return options
+
+
+def _count_examples(run: RunConfig) -> int:
+    templates = load_templates(run.prompts)
+    tasks = run.tasks or run.data.available_tasks(run.split)
+    return sum(len(load_examples(t, run.split, run.data, templates)[: run.limit]) for t in tasks)
+
+
+# --- dry run ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PointEstimate:
+    model: str
+    budget: int
+    examples: int
+    requests: int
+    cached: int
+    shared: int
+    """Requests to generate that an earlier point of the sweep also sends (paid once, there)."""
+    to_generate: int
+    prompt_tokens: int
+    cost_low: float | None
+    cost_high: float | None
+    """USD range from the runner's estimate (empty answers .. full generation budgets), before sharing."""
+
+
+@dataclass(frozen=True)
+class SweepEstimate:
+    points: list[PointEstimate]
+    unique_to_generate: int
+    cost_low: float | None
+    cost_high: float | None
+    """USD range of the whole sweep, each shared request counted once."""
+
+
+def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepEstimate:
+    """Plan every point and price it with the runner's estimate; sends nothing."""
+    shared_truncators = truncators(config)
+    points, seen = [], set()
+    total_low: float | None = 0.0
+    total_high: float | None = 0.0
+    for model in config.models:
+        for budget in config.budgets:
+            plan = plan_run(config.point(model, budget), shared_truncators[model])
+            tasks = estimate(plan, cache)
+            cached = set(cache.get_many(plan.requests())) if cache is not None else set()
+            todo = {k: r for k, r in plan.requests().items() if k not in cached}
+            shared = todo.keys() & seen
+            low, high = _new_cost(plan, {k: r for k, r in todo.items() if k not in seen})
+            total_low = None if total_low is None or low is None else total_low + low
+            total_high = None if total_high is None or high is None else total_high + high
+            seen |= todo.keys()
+            points.append(
+                PointEstimate(
+                    model,
+                    budget,
+                    sum(t.examples for t in tasks),
+                    len(plan.requests()),
+                    sum(t.cached for t in tasks),
+                    len(shared),
+                    sum(t.to_generate for t in tasks),
+                    sum(t.prompt_tokens for t in tasks),
+                    _sum([t.cost_low for t in tasks]),
+                    _sum([t.cost_high for t in tasks]),
+                )
+            )
+    return SweepEstimate(points, len(seen), total_low, total_high)
+
+
+def _new_cost(plan: Plan, todo: dict[str, Request]) -> tuple[float | None, float | None]:
+    """USD range of the requests in `todo`: prompt only .. prompt plus the whole generation budget."""
+    lows = [plan.provider.cost(plan.profile, r.prompt_tokens or 0, 0) for r in todo.values()]
+    return _sum(lows), _sum([plan.upper_cost(r) for r in todo.values()])
+
+
+def _sum(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+
+# --- running ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PointSummary:
+    """What a finished point leaves behind (its RunResult, prompts and all, is dropped right away)."""
+
+    model: str
+    budget: int
+    folder: Path
+    totals: Totals
+    exit_code: int
+    label: str
+    """"10 of 10 tasks", "7 of 10 tasks (1 partly)", or "not scored" (test split)."""
+    stopped: str | None
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    folder: Path
+    frame: pd.DataFrame
+    """sweep.csv: one row per (model, budget, task), plus task 'average' where all ten tasks were fully scored."""
+    points: list[PointSummary]
+
+    @property
+    def exit_code(self) -> int:
+        return max((p.exit_code for p in self.points), default=0)
+
+
+def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Console) -> SweepResult:
+    """Run every point (checked first), then write sweep.csv, the plots and report.md."""
+    shared_truncators = truncators(config)
+    rows: list[dict[str, Any]] = []
+    points: list[PointSummary] = []
+    for model in config.models:
+        for budget in config.budgets:
+            result = execute(plan_run(config.point(model, budget), shared_truncators[model]), cache, console)
+            rows.extend(point_rows(model, budget, result, config.bootstrap))
+            label = result.scores.label if result.scores is not None else "not scored"
+            points.append(
+                PointSummary(model, budget, result.folder.root, result.totals, result.exit_code, label, result.stopped)
+            )
+            if result.fatal:
+                return _finish(config, rows, points)
+    return _finish(config, rows, points)
+
+
+def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> list[dict[str, Any]]:
+    """sweep.csv rows of one point: score and interval, truncation and cost per task, and the average."""
+    rows = []
+    scores = result.scores
+    for task, items in result.results.items():
+        cuts = [r.planned.truncation for r in items if r.planned.truncation is not None]
+        scored = scores.tasks.get(task) if scores is not None else None
+        interval = boot.task_score(task, scored.per_example) if scored is not None and scored.per_example else None
+        costs = [r.generation.cost_usd for r in items if r.generation is not None]
+        rows.append(
+            {
+                "model": model,
+                "budget": budget,
+                "task": task,
+                "score": interval.estimate if interval else None,
+                "ci_low": round(interval.low, 4) if interval else None,
+                "ci_high": round(interval.high, 4) if interval else None,
+                "scored": scored.num_scored if scored is not None else 0,
+                "examples": len(items),
+                "truncated_share": round(fmean(c.truncated for c in cuts), 4) if cuts else None,
+                "kept_fraction": round(fmean(c.kept_fraction for c in cuts), 4) if cuts else None,
+                "cost_usd": _sum(costs),
+            }
+        )
+    if scores is not None and scores.mean is not None:
+        average = boot.average({t: r.per_example for t, r in scores.tasks.items()})
+        rows.append(
+            {
+                "model": model,
+                "budget": budget,
+                "task": AVERAGE,
+                "score": scores.mean,
+                "ci_low": round(average.low, 4),
+                "ci_high": round(average.high, 4),
+                "scored": sum(r["scored"] for r in rows),
+                "examples": sum(r["examples"] for r in rows),
+                "truncated_share": _weighted(rows, "truncated_share"),
+                "kept_fraction": _weighted(rows, "kept_fraction"),
+                "cost_usd": _sum([r["cost_usd"] for r in rows]),
+            }
+        )
+    return rows
+
+
+def _weighted(rows: Sequence[dict[str, Any]], column: str) -> float | None:
+    """Mean of a per-task share over all examples (tasks weighted by their example counts)."""
+    known = [(r[column], r["examples"]) for r in rows if r[column] is not None and not pd.isna(r[column])]
+    total = sum(n for _, n in known)
+    return round(sum(v * n for v, n in known) / total, 4) if total else None
+
+
+def _finish(config: SweepConfig, rows: list[dict[str, Any]], points: list[PointSummary]) -> SweepResult:
+    folder = config.folder
+    frame = pd.DataFrame(rows, columns=CSV_COLUMNS)
+    runfolder.write_text(folder / "sweep.csv", frame.to_csv(index=False))
+    plots.score_vs_budget(frame, folder / SCORE_PLOT)
+    plots.kept_vs_budget(frame, folder / KEPT_PLOT)
+    result = SweepResult(folder, frame, points)
+    runfolder.write_text(folder / "report.md", render_report(config, result))
+    return result
+
+
+# --- report ----------------------------------------------------------------------------------------------------
+
+
+def score_grid(frame: pd.DataFrame, *, intervals: bool, short: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of the score table: one row per (model, budget), one column per task and the average;
+    `short` uses the paper's column names and one decimal (terminal)."""
+    columns = [t for t in [*TASKS, AVERAGE] if t in set(frame.task)]
+    rows = []
+    for (model, budget), group in frame.groupby(["model", "budget"], sort=False):
+        by_task = {r.task: r for r in group.itertuples(index=False)}
+        cells = []
+        for task in columns:
+            r = by_task.get(task)
+            if r is None or pd.isna(r.score):
+                cells.append("-")
+            elif intervals:
+                cells.append(f"{r.score:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]")
+            else:
+                cells.append(f"{r.score:.1f}" if short else f"{r.score:.2f}")
+        rows.append([str(model), str(budget), *cells])
+    names = [SHORT_NAMES.get(c, "Avg") for c in columns] if short else columns
+    return ["model", "budget", *names], rows
+
+
+def point_overview(result: SweepResult) -> tuple[list[str], list[list[str]]]:
+    """Per point: share of documents truncated and of document kept over all examples, requests, cost."""
+    tasks = result.frame[result.frame.task != AVERAGE]
+    rows = []
+    for p in result.points:
+        group = tasks[(tasks.model == p.model) & (tasks.budget == p.budget)].to_dict("records")
+        truncated, kept = _weighted(group, "truncated_share"), _weighted(group, "kept_fraction")
+        rows.append(
+            [
+                p.model,
+                str(p.budget),
+                "-" if truncated is None else f"{100 * truncated:.0f}%",
+                "-" if kept is None else f"{100 * kept:.0f}%",
+                str(p.totals.requests),
+                str(p.totals.cache_hits),
+                str(p.totals.failed),
+                f"{p.totals.cost_usd:.4f}",
+            ]
+        )
+    headers = ["model", "budget", "truncated", "kept", "requests", "cached", "failed", "spent $"]
+    return headers, rows
+
+
+def truncation_grid(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Share of documents truncated / mean share kept, per (model, budget) and task."""
+    tasks = frame[frame.task != AVERAGE]
+    columns = [t for t in TASKS if t in set(tasks.task)]
+    rows = []
+    for (model, budget), group in tasks.groupby(["model", "budget"], sort=False):
+        by_task = {r.task: r for r in group.itertuples(index=False)}
+        rows.append([str(model), str(budget), *(_truncation_cell(by_task.get(t)) for t in columns)])
+    return ["model", "budget", *columns], rows
+
+
+def _truncation_cell(row: Any) -> str:
+    if row is None or pd.isna(row.kept_fraction):
+        return "-"
+    return f"{100 * row.truncated_share:.0f}% / {100 * row.kept_fraction:.0f}%"
+
+
+def render_report(config: SweepConfig, result: SweepResult) -> str:
+    run = config.run
+    boot = config.bootstrap
+    folder = result.folder
+    score_headers, score_rows = score_grid(result.frame, intervals=True)
+    trunc_headers, trunc_rows = truncation_grid(result.frame)
+    point_rows_md = [
+        [
+            p.model,
+            p.budget,
+            f"[{p.folder.name}]({p.folder.relative_to(folder).as_posix()}/report.md)",
+            p.label,
+            p.totals.requests,
+            p.totals.cache_hits,
+            p.totals.generated,
+            p.totals.failed,
+            round(p.totals.cost_usd, 4),
+        ]
+        for p in result.points
+    ]
+    notes = [f"- {p.model} at {p.budget}: stopped early: {p.stopped}" for p in result.points if p.stopped]
+    notes += [
+        f"- {p.model} at {p.budget}: {p.totals.failed} example(s) failed" for p in result.points if p.totals.failed
+    ]
+    parts = [
+        f"# Sweep {folder.name}\n",
+        f"Models {', '.join(f'`{m}`' for m in config.models)} at budgets {', '.join(map(str, config.budgets))} "
+        f"tokens, {run.split} split of `{run.data.describe()}`"
+        + (f", first {run.limit} examples per task" if run.limit else "")
+        + ".\n",
+        f"## Scores\n\nEach cell: score [{100 * boot.level:g}% bootstrap interval, {boot.resamples} resamples, seed "
+        f"{boot.seed}]. The average is the ZeroSCROLLS score, shown only where all ten tasks were fully scored.\n",
+        markdown_table(score_headers, score_rows),
+        f"![Score vs token budget]({SCORE_PLOT})\n",
+        "## Truncation\n\nShare of documents truncated / mean share of each document kept.\n",
+        markdown_table(trunc_headers, trunc_rows),
+        f"![Share of each document kept]({KEPT_PLOT})\n",
+        "## Runs\n\nCost is what this invocation spent; cache hits cost nothing.\n",
+        markdown_table(
+            ["model", "budget", "run", "scored", "requests", "cache hits", "generated", "failed", "cost $"],
+            point_rows_md,
+        ),
+    ]
+    if notes:
+        parts.append("## Notes\n\n" + "\n".join(notes) + "\n")
+    return "\n".join(parts)
