@@ -117,8 +117,7 @@ def test_failed_requests_are_excluded_not_cached_and_retried_alone(
     args += ("--tasks", "qasper,quality", "--output", str(tmp_path))
     failed = zs(*args)
     assert failed.exit_code == 1, failed.output
-    assert "qasper: 1 of 2 example(s) failed: HTTP 500 from the test provider" in flat(failed.stderr)
-    assert "qasper: scored 1 of 2" in flat(failed.stderr)
+    assert "qasper: scored 1 of 2; 1 failed (HTTP 500 from the test provider)" in flat(failed.stderr)
     scores = json.loads((tmp_path / "m_100000_validation" / "scores.json").read_text())
     assert scores["tasks"]["qasper"]["num_scored"] == 1 and scores["tasks"]["quality"]["num_scored"] == 2
     with GenerationCache(default_cache_path()) as cache:
@@ -133,7 +132,7 @@ def test_failed_requests_are_excluded_not_cached_and_retried_alone(
 def test_budget_too_small_fails_those_examples_only(tmp_path: Path) -> None:
     result = zs("run", "--model", "naive", "--max-tokens", "600", "--data", "sample", "--output", str(tmp_path))
     assert result.exit_code == 1, result.output
-    assert "gov_report: 2 of 2 example(s) failed: gov_report/" in flat(result.stderr)
+    assert "gov_report: scored 0 of 2; 2 failed (gov_report/" in flat(result.stderr)
     assert "a budget of 600 tokens cannot hold the prompt without its document" in flat(result.stderr)
     scores = json.loads((tmp_path / "naive_600_validation" / "scores.json").read_text())
     assert scores["tasks"]["gov_report"]["num_scored"] == 0

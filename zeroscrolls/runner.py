@@ -48,6 +48,7 @@ VERSIONED_PACKAGES = (
     "huggingface-hub",
     "rouge-score",
 )
+NOT_SENT = "not sent: the run stopped before this request"
 _SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
 
 
@@ -434,7 +435,7 @@ def _example_result(planned: PlannedExample, generations: Mapping[str, Generatio
         return ExampleResult(planned, None, None, planned.error)
     generation = generations.get(planned.key)
     if generation is None:
-        return ExampleResult(planned, None, None, "not generated: the run stopped before this request")
+        return ExampleResult(planned, None, None, NOT_SENT)
     if not generation.ok:
         return ExampleResult(planned, generation, None, generation.error)
     return ExampleResult(planned, generation, postprocess(generation.text, planned.request), None)

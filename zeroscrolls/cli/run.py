@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from zeroscrolls.cache import open_cache
 from zeroscrolls.cli.options import (
@@ -19,8 +20,8 @@ from zeroscrolls.cli.options import (
     SplitOption,
 )
 from zeroscrolls.data import DataSource
-from zeroscrolls.runner import RunConfig, RunResult, estimate, estimate_table, execute, plan_run
-from zeroscrolls.scoring import coverage_notes, results_table
+from zeroscrolls.runner import NOT_SENT, RunConfig, RunResult, estimate, estimate_table, execute, plan_run
+from zeroscrolls.scoring import results_table
 from zeroscrolls.tasks import parse_tasks
 
 API = "API providers (openai, anthropic)"
@@ -165,25 +166,31 @@ def run(
 
 
 def _print_result(result: RunResult, err: Console) -> None:
+    """Per task with failures one warning line, the score table on stdout, then the totals."""
     for task, items in result.results.items():
-        failed = [r for r in items if r.error]
+        failed = [r for r in items if r.error and r.error != NOT_SENT]
+        not_sent = sum(1 for r in items if r.error == NOT_SENT)
+        if not (failed or not_sent):
+            continue
+        parts = []
+        if result.scores is not None and task in result.scores.tasks:
+            parts.append(f"scored {result.scores.tasks[task].num_scored} of {len(items)}")
         if failed:
-            err.print(
-                f"[yellow]warning:[/yellow] {task}: {len(failed)} of {len(items)} example(s) failed: {failed[0].error}"
-            )
-    if result.scores is not None:
-        for note in coverage_notes(result.scores):
-            err.print(f"[yellow]warning:[/yellow] {note}")
-        Console().print(results_table(result.scores))
-    else:
+            parts.append(f"{len(failed)} failed ({escape(failed[0].error or '')})")
+        if not_sent:
+            parts.append(f"{not_sent} not sent")
+        err.print(f"[yellow]warning:[/yellow] {task}: {'; '.join(parts)}")
+    if result.scores is None:
         err.print("no references in this split: predictions written, nothing scored (see `zeroscrolls export`)")
+    elif any(r.num_scored for r in result.scores.tasks.values()):
+        Console().print(results_table(result.scores))
     if result.stopped:
         prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
-        err.print(f"{prefix} {result.stopped}")
+        err.print(f"{prefix} {escape(result.stopped)}")
     t = result.totals
     err.print(
         f"{t.requests} request(s): {t.cache_hits} from the cache, {t.generated} generated, {t.failed} example(s) "
-        f"without a prediction; ${t.cost_usd:.4f} spent. Run folder: {result.folder.root}"
+        f"without a prediction; ${t.cost_usd:.4f} spent. Run folder: {escape(str(result.folder.root))}"
     )
 
 
