@@ -12,6 +12,7 @@ from typer.testing import CliRunner, Result
 
 from tests.conftest import REAL_TASKS
 from tests.providers_for_tests import read_calls
+from tests.synthetic import write_test_split
 from zeroscrolls.cache import GenerationCache, default_cache_path
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource, load_examples
@@ -178,3 +179,14 @@ def test_console_script_exits_2_without_a_traceback(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "unknown provider 'nosuch'" in flat(out.stderr) and "Traceback" not in out.stderr
     assert out.stdout == ""
+
+
+def test_test_split_writes_predictions_and_no_scores(tmp_path: Path) -> None:
+    data = write_test_split(tmp_path / "data")
+    result = zs("run", "--model", "naive", "--data", str(data), "--split", "test", "--output", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "out" / "naive_1000000_test"
+    assert not (folder / "scores.json").exists() and result.stdout == ""
+    assert "nothing scored" in flat(result.stderr)
+    assert len(list((folder / "predictions").glob("*.json"))) == 10
+    assert "No references in this split" in (folder / "report.md").read_text()
