@@ -5,6 +5,7 @@ a second sweep, refusal of out-of-window points before anything runs, and the dr
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -14,9 +15,16 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
+from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import UsageError
-from zeroscrolls.sweep import CSV_COLUMNS, parse_budgets
+from zeroscrolls.metrics import score_examples
+from zeroscrolls.plots import run_overview
+from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.scoring import load_predictions
+from zeroscrolls.sweep import CSV_COLUMNS, SweepConfig, parse_budgets, truncators
 from zeroscrolls.tasks import TASKS
+from zeroscrolls.tokenizers import WhitespaceTokenizer
+from zeroscrolls.truncation import Truncator
 
 BUDGETS = (2048, 4096, 8192)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -152,3 +160,54 @@ def test_budgets_parse_and_bad_ones_are_refused() -> None:
     for bad in ("1024,abc", "0", ",", "-5"):
         with pytest.raises(UsageError, match="--max-tokens"):
             parse_budgets(bad)
+
+
+class CountingTokenizer(WhitespaceTokenizer):
+    """The whitespace tokenizer, counting the characters it is asked to encode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.encoded_chars = 0
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        self.encoded_chars += len(text)
+        return super().encode(text, add_special_tokens)
+
+
+def test_one_truncator_per_tokenizer_tokenizes_each_document_once(tmp_path: Path) -> None:
+    run = RunConfig(model="naive", data=DataSource.parse("sample"), tasks=("narrative_qa", "gov_report"))
+    config = SweepConfig(("gpt-4", "gpt-3.5-turbo", "naive"), (2048, 4096), replace(run, output=tmp_path))
+    shared = truncators(config)
+    assert shared["gpt-4"] is shared["gpt-3.5-turbo"] and shared["naive"] is not shared["gpt-4"]
+
+    tokenizer = CountingTokenizer()
+    truncator = Truncator(tokenizer, cache_size=64)
+    for budget in (2048, 4096, 8192):
+        before = tokenizer.encoded_chars
+        plan = plan_run(config.point("naive", budget), truncator)
+        encoded = tokenizer.encoded_chars - before
+        planned = [p for items in plan.examples.values() for p in items]
+        cut_prompts = sum(len(p.request.prompt) for p in planned if p.truncation.truncated)
+        if budget == 2048:
+            assert encoded >= sum(len(p.example.input) for p in planned)  # every prompt tokenized once
+        else:
+            assert 0 < encoded <= cut_prompts  # only the newly cut prompts, to count their tokens
+
+
+def test_run_overview_plot_of_a_real_run(synthetic_data: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "--model", "naive", "--data", str(synthetic_data), "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    folder = next(tmp_path.iterdir())
+    records = {
+        p.stem: [json.loads(line) for line in p.read_text().splitlines()] for p in (folder / "records").iterdir()
+    }
+    predictions = load_predictions(folder)
+    source = DataSource.parse(str(synthetic_data))
+    per_example = {
+        task: score_examples(task, preds, {ex.id: ex.outputs for ex in load_examples(task, "validation", source)})
+        for task, preds in predictions.items()
+    }
+    path = run_overview(records, per_example, tmp_path / "overview.png")
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    with Image.open(path) as image:
+        image.verify()

@@ -1,9 +1,9 @@
 """Context-length sweeps: one run per (model, budget) through the runner, then `sweep.csv`, plots and `report.md`.
 
 Every point shares one generation cache (a request equal at two budgets, e.g. an untruncated prompt, is paid once)
-and each model one `Truncator` (its documents are tokenized once, not once per budget). Every point is checked
-against its model's context window before anything runs. Layout: `results/<sweep-name>/<run-name>/` per point,
-with `sweep.csv`, `score_vs_budget.png`, `kept_vs_budget.png` and `report.md` beside them.
+and each tokenizer one `Truncator` (documents are tokenized once per tokenizer, not once per budget). Every point
+is checked against its model's context window before anything runs. Layout: `results/<sweep-name>/<run-name>/`
+per point, with `sweep.csv`, `score_vs_budget.png`, `kept_vs_budget.png` and `report.md` beside them.
 """
 
 from __future__ import annotations
@@ -87,8 +87,9 @@ def parse_budgets(text: str) -> tuple[int, ...]:
 
 
 def truncators(config: SweepConfig) -> dict[str, Truncator]:
-    """One truncator per model, sized to keep a whole budget's encodings; refuses the sweep (UsageError) if any
-    point is invalid, naming every refused point, before anything is planned or sent."""
+    """Model -> its truncator, one per tokenizer (models with the same tokenizer share it), sized to keep every
+    budget-independent encoding from one budget to the next. Refuses the sweep (UsageError) if any point is
+    invalid, naming every refused point, before anything is planned or sent."""
     refused, resolved = [], {}
     for model in config.models:
         for budget in config.budgets:
@@ -99,8 +100,14 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
     if refused:
         total = len(config.models) * len(config.budgets)
         raise UsageError(f"{len(refused)} of {total} sweep points refused, nothing was run: {'; '.join(refused)}")
-    size = ENCODINGS_PER_EXAMPLE * _count_examples(config.run) + 64
-    return {m: Truncator(provider.tokenizer(profile), cache_size=size) for m, (provider, profile) in resolved.items()}
+    examples = _count_examples(config.run)
+    specs = [profile.tokenizer for _, profile in resolved.values()]
+    by_spec: dict[str, Truncator] = {}
+    for provider, profile in resolved.values():
+        if profile.tokenizer not in by_spec:
+            size = ENCODINGS_PER_EXAMPLE * examples * specs.count(profile.tokenizer) + 64
+            by_spec[profile.tokenizer] = Truncator(provider.tokenizer(profile), cache_size=size)
+    return {model: by_spec[profile.tokenizer] for model, (_, profile) in resolved.items()}
 
 
 def _options(run: RunConfig) -> dict[str, Any]:
