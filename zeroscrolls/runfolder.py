@@ -1,4 +1,4 @@
-"""The layout of a run folder (`results/<run-name>/`) and atomic file writes.
+"""What a run folder (`results/<run-name>/`) holds, and atomic file writes.
 
 Every file is written to a temporary name in its folder and renamed over the target (`os.replace`), so a reader or
 a killed process never sees half a file. Layout (DESIGN.md "State, outputs, resume"): `manifest.json`,
@@ -9,12 +9,38 @@ from __future__ import annotations
 
 import json
 import os
+import platform
+import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import jsonlines
+
+from zeroscrolls import report
+from zeroscrolls.data import hub_revision
+from zeroscrolls.tasks import TASKS
+
+if TYPE_CHECKING:
+    from zeroscrolls.runner import ExampleResult, Plan, RunResult
+    from zeroscrolls.scoring import BenchmarkResult
+
+VERSIONED_PACKAGES = (
+    "zeroscrolls",
+    "openai",
+    "anthropic",
+    "tiktoken",
+    "transformers",
+    "torch",
+    "vllm",
+    "huggingface-hub",
+    "rouge-score",
+)
+_SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
+"""Provider options never written to a manifest, whatever a caller passes."""
 
 
 def write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
@@ -68,3 +94,100 @@ class RunFolder:
 
     def records(self, task: str) -> Path:
         return self.root / "records" / f"{task}.jsonl"
+
+
+def write_run(plan: Plan, result: RunResult, started: str) -> None:
+    """Write every file of a finished (or stopped) run; tasks not in this run lose their old files."""
+    folder = result.folder
+    records = {task: [_record(r) for r in items] for task, items in result.results.items()}
+    for task, items in result.results.items():
+        predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
+        write_json(folder.predictions(task), predictions)
+        write_jsonl(folder.records(task), records[task])
+    for task in TASKS:  # a previous run of another task selection under this name must not linger
+        if task not in result.results:
+            folder.predictions(task).unlink(missing_ok=True)
+            folder.records(task).unlink(missing_ok=True)
+    if result.scores is not None:
+        write_json(folder.scores, scores_json(result.scores))
+    else:
+        folder.scores.unlink(missing_ok=True)
+    manifest = _manifest(plan, result, started)
+    write_text(folder.report, report.render_run_report(manifest, result.scores, records))
+    write_json(folder.manifest, manifest)
+
+
+def _record(r: ExampleResult) -> dict[str, Any]:
+    g, t = r.generation, r.planned.truncation
+    return {
+        "id": r.planned.example.id,
+        "key": r.planned.key,
+        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)},
+        "input_tokens": g.input_tokens if g else None,
+        "output_tokens": g.output_tokens if g else None,
+        "cost_usd": g.cost_usd if g else None,
+        "latency_s": g.latency_s if g else None,
+        "cached": g.cached if g else False,
+        "finish_reason": g.finish_reason if g else None,
+        "error": r.error,
+    }
+
+
+def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
+    """scores.json: per-task metrics with coverage and format share; the benchmark score only when complete."""
+    return {
+        "tasks": {
+            task: r.metrics | {"num_scored": r.num_scored, "num_expected": r.num_expected, "format_ok": r.format_ok}
+            for task, r in scores.tasks.items()
+        },
+        "benchmark": {"label": scores.label, "complete": scores.complete, "score": scores.mean},
+    }
+
+
+def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
+    config, profile, source = plan.config, plan.profile, plan.config.data
+    provider_class = type(plan.provider)
+    return {
+        "run_name": plan.run_name,
+        "command": list(config.command),
+        "started_at": started,
+        "finished_at": utc_now(),
+        "status": "fatal error" if result.fatal else ("stopped" if result.stopped else "complete"),
+        "stopped": result.stopped,
+        "versions": {"python": platform.python_version()} | _versions(),
+        "model": asdict(profile) | {"prompt_style": profile.prompt_style.value},
+        "provider": {
+            "name": plan.provider.name,
+            "class": f"{provider_class.__module__}:{provider_class.__qualname__}",
+            "options": {k: v for k, v in config.all_provider_options().items() if not _SECRET_OPTION.search(k)},
+            "decoding": plan.provider.decoding(profile),
+        },
+        "data": {
+            "source": source.describe(),
+            "split": config.split,
+            "revision": {task: hub_revision(source, task) for task in plan.examples} if source.kind == "hub" else None,
+        },
+        "protocol_notes": plan.provider.protocol_notes(profile),
+        "tasks": list(plan.examples),
+        "skipped_tasks": list(plan.skipped_tasks),
+        "limit": config.limit,
+        "templates": {task: plan.templates[task].digest() for task in plan.examples},
+        "seed": config.seed,
+        "concurrency": config.concurrency or plan.provider.default_concurrency,
+        "max_cost_usd": config.max_cost,
+        "totals": asdict(result.totals),
+    }
+
+
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in VERSIONED_PACKAGES:
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")

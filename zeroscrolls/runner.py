@@ -9,12 +9,9 @@ the same command calls the provider only for what the cache lacks.
 from __future__ import annotations
 
 import asyncio
-import platform
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
-from importlib.metadata import PackageNotFoundError, version
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +20,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from zeroscrolls import report, runfolder
+from zeroscrolls import runfolder
 from zeroscrolls.cache import GenerationCache
-from zeroscrolls.data import DataSource, Example, hub_revision, load_examples
+from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.errors import ExampleError, UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
@@ -37,19 +34,7 @@ from zeroscrolls.tasks import TASKS
 from zeroscrolls.templates import Template, load_templates
 from zeroscrolls.truncation import TruncationRecord, Truncator
 
-VERSIONED_PACKAGES = (
-    "zeroscrolls",
-    "openai",
-    "anthropic",
-    "tiktoken",
-    "transformers",
-    "torch",
-    "vllm",
-    "huggingface-hub",
-    "rouge-score",
-)
 NOT_SENT = "not sent: the run stopped before this request"
-_SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
 
 
 @dataclass(frozen=True)
@@ -79,6 +64,14 @@ class RunConfig:
     """Passed to the provider's constructor; only what the user set, so providers keep their defaults."""
     command: tuple[str, ...] = ()
     """The command line, for the manifest."""
+
+    def all_provider_options(self) -> dict[str, Any]:
+        """The provider's constructor keywords: the provider options plus `seed` and `concurrency` when set."""
+        options = dict(self.provider_options)
+        for name, value in (("seed", self.seed), ("concurrency", self.concurrency)):
+            if value is not None:
+                options[name] = value
+        return options
 
 
 @dataclass(frozen=True)
@@ -127,11 +120,7 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
     `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings.
     """
     _check_config(config)
-    options = dict(config.provider_options)
-    for name, value in (("seed", config.seed), ("concurrency", config.concurrency)):
-        if value is not None:
-            options[name] = value
-    provider, profile = resolve_model(config.model, config.provider, config.max_tokens, options)
+    provider, profile = resolve_model(config.model, config.provider, config.max_tokens, config.all_provider_options())
     if config.max_cost is not None and provider.cost(profile, 1, 1) is None:
         raise UsageError(
             f"--max-cost needs prices, and {profile.name} has none in the registry; drop --max-cost, or run a "
@@ -325,7 +314,7 @@ def postprocess(text: str, request: Request) -> str:
 
 def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunResult:
     """Generate what the cache lacks, then write predictions, records, scores, report and manifest."""
-    started = _now()
+    started = runfolder.utc_now()
     requests = plan.requests()
     found = cache.get_many(requests) if cache is not None else {}
     generations: dict[str, Generation] = dict(found)
@@ -358,7 +347,7 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
     totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
     scores = _score(results)
     result = RunResult(plan.folder, totals, scores, results, stopped, fatal)
-    _write_folder(plan, result, started)
+    runfolder.write_run(plan, result, started)
     return result
 
 
@@ -450,102 +439,3 @@ def _score(results: Mapping[str, list[ExampleResult]]) -> BenchmarkResult | None
         t: {r.planned.example.id: r.prediction for r in items if r.prediction is not None} for t, items in gold.items()
     }
     return score_benchmark(predictions, {t: [r.planned.example for r in items] for t, items in gold.items()})
-
-
-# --- run folder ------------------------------------------------------------------------------------------------
-
-
-def _write_folder(plan: Plan, result: RunResult, started: str) -> None:
-    folder = result.folder
-    records = {task: [_record(r) for r in items] for task, items in result.results.items()}
-    for task, items in result.results.items():
-        predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
-        runfolder.write_json(folder.predictions(task), predictions)
-        runfolder.write_jsonl(folder.records(task), records[task])
-    for task in TASKS:  # a previous run of another task selection under this name must not linger
-        if task not in result.results:
-            folder.predictions(task).unlink(missing_ok=True)
-            folder.records(task).unlink(missing_ok=True)
-    if result.scores is not None:
-        runfolder.write_json(folder.scores, scores_json(result.scores))
-    else:
-        folder.scores.unlink(missing_ok=True)
-    manifest = _manifest(plan, result, started)
-    runfolder.write_text(folder.report, report.render_run_report(manifest, result.scores, records))
-    runfolder.write_json(folder.manifest, manifest)
-
-
-def _record(r: ExampleResult) -> dict[str, Any]:
-    g, t = r.generation, r.planned.truncation
-    return {
-        "id": r.planned.example.id,
-        "key": r.planned.key,
-        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)},
-        "input_tokens": g.input_tokens if g else None,
-        "output_tokens": g.output_tokens if g else None,
-        "cost_usd": g.cost_usd if g else None,
-        "latency_s": g.latency_s if g else None,
-        "cached": g.cached if g else False,
-        "finish_reason": g.finish_reason if g else None,
-        "error": r.error,
-    }
-
-
-def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
-    """scores.json: per-task metrics with coverage and format share; the benchmark score only when complete."""
-    return {
-        "tasks": {
-            task: r.metrics | {"num_scored": r.num_scored, "num_expected": r.num_expected, "format_ok": r.format_ok}
-            for task, r in scores.tasks.items()
-        },
-        "benchmark": {"label": scores.label, "complete": scores.complete, "score": scores.mean},
-    }
-
-
-def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
-    config, profile, source = plan.config, plan.profile, plan.config.data
-    provider_class = type(plan.provider)
-    return {
-        "run_name": plan.run_name,
-        "command": list(config.command),
-        "started_at": started,
-        "finished_at": _now(),
-        "status": "fatal error" if result.fatal else ("stopped" if result.stopped else "complete"),
-        "stopped": result.stopped,
-        "versions": {"python": platform.python_version()} | _versions(),
-        "model": asdict(profile) | {"prompt_style": profile.prompt_style.value},
-        "provider": {
-            "name": plan.provider.name,
-            "class": f"{provider_class.__module__}:{provider_class.__qualname__}",
-            "options": {k: v for k, v in plan.provider.options.items() if not _SECRET_OPTION.search(k)},
-            "decoding": plan.provider.decoding(profile),
-        },
-        "data": {
-            "source": source.describe(),
-            "split": config.split,
-            "revision": {task: hub_revision(source, task) for task in plan.examples} if source.kind == "hub" else None,
-        },
-        "protocol_notes": plan.provider.protocol_notes(profile),
-        "tasks": list(plan.examples),
-        "skipped_tasks": list(plan.skipped_tasks),
-        "limit": config.limit,
-        "templates": {task: plan.templates[task].digest() for task in plan.examples},
-        "seed": config.seed,
-        "concurrency": config.concurrency or plan.provider.default_concurrency,
-        "max_cost_usd": config.max_cost,
-        "totals": asdict(result.totals),
-    }
-
-
-def _versions() -> dict[str, str | None]:
-    found: dict[str, str | None] = {}
-    for name in VERSIONED_PACKAGES:
-        try:
-            found[name] = version(name)
-        except PackageNotFoundError:
-            found[name] = None
-    return found
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
