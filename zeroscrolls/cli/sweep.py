@@ -61,7 +61,9 @@ def sweep(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
     ] = False,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines).")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines) and the bootstrap.")
+    ] = None,
     resamples: ResamplesOption = 1000,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
     api_key_env: Annotated[
