@@ -108,7 +108,7 @@ class HFProvider(HuggingFaceModels):
         import torch
 
         if device.startswith("cuda") and not torch.cuda.is_available():
-            raise UsageError(f"--device cuda, but torch {torch.__version__} sees no CUDA GPU; use --device cpu")
+            raise UsageError(f"--device {device}, but torch {torch.__version__} sees no CUDA GPU; use --device cpu")
         if device == "auto":
             return "cuda" if torch.cuda.is_available() else "cpu"
         return device
@@ -195,8 +195,14 @@ class HFProvider(HuggingFaceModels):
             if len(batch) > 1:
                 half = len(batch) // 2
                 return self._run(loaded, batch[:half]) + self._run(loaded, batch[half:])
-            return [self._failure(batch[0], "out of GPU memory; lower --max-tokens or use --dtype bfloat16")]
-        except (RuntimeError, ValueError, IndexError) as exc:
+            return [
+                self._failure(
+                    batch[0],
+                    f"out of GPU memory with {len(batch[0].ids)} input tokens alone in a batch; lower --max-tokens "
+                    "or give the model more GPUs (--device cuda spreads it over all visible ones)",
+                )
+            ]
+        except (RuntimeError, ValueError, IndexError) as exc:  # inputs the model rejects fail, the run goes on
             return [self._failure(item, f"{type(exc).__name__}: {exc}") for item in batch]
         latency = time.perf_counter() - start
         return [self._generation(loaded, item, row, latency, len(batch)) for item, row in zip(batch, rows, strict=True)]

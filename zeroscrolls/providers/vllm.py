@@ -130,6 +130,8 @@ class VLLMProvider(HuggingFaceModels):
                 "lower --max-tokens or raise --max-model-len",
                 input_tokens=lengths[i],
             )
+        if not runnable:
+            return
         start = time.perf_counter()
         outputs = llm.generate(
             [prompts[i] for i in runnable], [self.sampling_params(requests[i]) for i in runnable], use_tqdm=True
