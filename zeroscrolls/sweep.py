@@ -94,7 +94,9 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
     for model in config.models:
         for budget in config.budgets:
             try:
-                resolved.setdefault(model, resolve_model(model, config.run.provider, budget, _options(config.run)))
+                resolved.setdefault(
+                    model, resolve_model(model, config.run.provider, budget, config.run.all_provider_options())
+                )
             except UsageError as exc:
                 refused.append(f"{model} at {budget}: {exc}")
     if refused:
@@ -108,13 +110,6 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
             size = ENCODINGS_PER_EXAMPLE * examples * specs.count(profile.tokenizer) + 64
             by_spec[profile.tokenizer] = Truncator(provider.tokenizer(profile), cache_size=size)
     return {model: by_spec[profile.tokenizer] for model, (_, profile) in resolved.items()}
-
-
-def _options(run: RunConfig) -> dict[str, Any]:
-    options = dict(run.provider_options)
-    if run.seed is not None:
-        options["seed"] = run.seed
-    return options
 
 
 def _count_examples(run: RunConfig) -> int:
