@@ -14,6 +14,7 @@ from matplotlib.image import imread
 from PIL import Image
 from typer.testing import CliRunner
 
+from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import UsageError
@@ -211,3 +212,14 @@ def test_run_overview_plot_of_a_real_run(synthetic_data: Path, tmp_path: Path) -
     assert path.read_bytes()[:8] == PNG_SIGNATURE
     with Image.open(path) as image:
         image.verify()
+
+
+def test_a_test_split_sweep_reports_truncation_without_scores(tmp_path: Path) -> None:
+    data = write_test_split(tmp_path / "data")
+    args = ["sweep", "--model", "naive", "--max-tokens", "2048,8192", "--data", str(data), "--split", "test"]
+    result = CliRunner().invoke(app, [*args, "--tasks", "narrative_qa", "--output", str(tmp_path), "--sweep-name", "t"])
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(tmp_path / "t" / "sweep.csv")
+    assert frame.score.isna().all() and list(frame.truncated_share) == [1.0, 1.0]
+    assert not (tmp_path / "t" / "score_vs_budget.png").exists() and (tmp_path / "t" / "kept_vs_budget.png").exists()
+    assert "nothing scored" in (tmp_path / "t" / "report.md").read_text()

@@ -292,7 +292,10 @@ def _finish(config: SweepConfig, rows: list[dict[str, Any]], points: list[PointS
     folder = config.folder
     frame = pd.DataFrame(rows, columns=CSV_COLUMNS)
     runfolder.write_text(folder / "sweep.csv", frame.to_csv(index=False))
-    plots.score_vs_budget(frame, folder / SCORE_PLOT)
+    if frame.score.notna().any():
+        plots.score_vs_budget(frame, folder / SCORE_PLOT)
+    else:
+        (folder / SCORE_PLOT).unlink(missing_ok=True)
     plots.kept_vs_budget(frame, folder / KEPT_PLOT)
     result = SweepResult(folder, frame, points)
     runfolder.write_text(folder / "report.md", render_report(config, result))
@@ -363,11 +366,25 @@ def _truncation_cell(row: Any) -> str:
     return f"{100 * row.truncated_share:.0f}% / {100 * row.kept_fraction:.0f}%"
 
 
+def _scores_section(frame: pd.DataFrame, boot: Bootstrap) -> str:
+    if not frame.score.notna().any():
+        return (
+            "## Scores\n\nNo references in this split (the test gold is hidden): nothing scored. Export each point "
+            "with `zeroscrolls export` for the leaderboard.\n"
+        )
+    headers, rows = score_grid(frame, intervals=True)
+    return (
+        f"## Scores\n\nEach cell: score [{100 * boot.level:g}% bootstrap interval, {boot.resamples} resamples, seed "
+        f"{boot.seed}]. The average is the ZeroSCROLLS score, shown only where all ten tasks were fully scored.\n\n"
+        + markdown_table(headers, rows)
+        + f"\n![Score vs token budget]({SCORE_PLOT})\n"
+    )
+
+
 def render_report(config: SweepConfig, result: SweepResult) -> str:
     run = config.run
     boot = config.bootstrap
     folder = result.folder
-    score_headers, score_rows = score_grid(result.frame, intervals=True)
     trunc_headers, trunc_rows = truncation_grid(result.frame)
     point_rows_md = [
         [
@@ -393,10 +410,7 @@ def render_report(config: SweepConfig, result: SweepResult) -> str:
         f"tokens, {run.split} split of `{run.data.describe()}`"
         + (f", first {run.limit} examples per task" if run.limit else "")
         + ".\n",
-        f"## Scores\n\nEach cell: score [{100 * boot.level:g}% bootstrap interval, {boot.resamples} resamples, seed "
-        f"{boot.seed}]. The average is the ZeroSCROLLS score, shown only where all ten tasks were fully scored.\n",
-        markdown_table(score_headers, score_rows),
-        f"![Score vs token budget]({SCORE_PLOT})\n",
+        _scores_section(result.frame, boot),
         "## Truncation\n\nShare of documents truncated / mean share of each document kept.\n",
         markdown_table(trunc_headers, trunc_rows),
         f"![Share of each document kept]({KEPT_PLOT})\n",
