@@ -64,7 +64,7 @@ def score_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
     figure.supxlabel("token budget")
     figure.supylabel("score")
     if panels:
-        figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
+        figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center")
     figure.suptitle("Score vs token budget (shaded: 95% bootstrap interval)")
     return _save(figure, path)
 
@@ -85,7 +85,7 @@ def kept_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
         ax.set_xlabel("token budget")
         _budget_axis(ax, budgets)
     if models:
-        figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize="small")
+        figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center", fontsize="small")
     figure.suptitle("Share of each document the model saw")
     return _save(figure, path)
 
