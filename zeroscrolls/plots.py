@@ -105,6 +105,7 @@ def run_overview(
     kept = [[100 * r["truncation"]["kept_fraction"] for r in records[t] if r.get("truncation")] for t in tasks]
     kept_ax.boxplot(kept, tick_labels=tasks, orientation="horizontal")
     kept_ax.set_xlabel("document kept (%)")
+    kept_ax.set_xlim(0, 105)
     kept_ax.set_title("Truncation")
     scored = [t for t in tasks if per_example.get(t)]
     values = [[sum(v.values()) / len(v) for v in per_example[t].values()] for t in scored]

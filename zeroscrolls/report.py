@@ -28,9 +28,13 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
 
 
 def render_run_report(
-    manifest: Mapping[str, Any], scores: BenchmarkResult | None, records: Mapping[str, Sequence[Mapping[str, Any]]]
+    manifest: Mapping[str, Any],
+    scores: BenchmarkResult | None,
+    records: Mapping[str, Sequence[Mapping[str, Any]]],
+    plot: str | None = None,
 ) -> str:
-    """The Markdown report of one run from its manifest, scores and per-example records."""
+    """The Markdown report of one run from its manifest, scores and per-example records; `plot` is the file name
+    of the run's overview picture next to the report."""
     model = manifest["model"]
     totals = manifest["totals"]
     parts = [
@@ -47,6 +51,8 @@ def render_run_report(
         parts.append(f"Departures from the official protocol (spec §3):\n\n{notes}")
     parts.append(_scores_section(scores))
     parts.append(_truncation_section(records))
+    if plot:
+        parts.append(f"![Share of document kept and per-example scores per task]({plot})\n")
     if scores is not None:
         parts.append(_format_section(scores))
     parts.append(_failures_section(records))

@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import jsonlines
 
-from zeroscrolls import report
+from zeroscrolls import plots, report
 from zeroscrolls.data import hub_revision
 from zeroscrolls.tasks import TASKS
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from zeroscrolls.runner import ExampleResult, Plan, RunResult
     from zeroscrolls.scoring import BenchmarkResult
 
+OVERVIEW_PLOT = "overview.png"
 VERSIONED_PACKAGES = (
     "zeroscrolls",
     "openai",
@@ -113,7 +114,9 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
     else:
         folder.scores.unlink(missing_ok=True)
     manifest = _manifest(plan, result, started)
-    write_text(folder.report, report.render_run_report(manifest, result.scores, records))
+    per_example = {t: r.per_example for t, r in result.scores.tasks.items()} if result.scores is not None else {}
+    overview = plots.run_overview(records, per_example, folder.root / OVERVIEW_PLOT)
+    write_text(folder.report, report.render_run_report(manifest, result.scores, records, overview.name))
     write_json(folder.manifest, manifest)
 
 
