@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.api_server import ApiServer
 from tests.synthetic import write_synthetic_tasks
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "zeroscrolls"
@@ -38,3 +40,11 @@ def synthetic_data(tmp_path: Path) -> Path:
     """A data folder with the bundled sample's 7 tasks plus synthetic rows for musique, space_digest and
     book_sum_sort (which have no public validation rows)."""
     return write_synthetic_tasks(tmp_path / "data")
+
+
+@pytest.fixture
+def api_server() -> Iterator[ApiServer]:
+    """A local OpenAI/Anthropic API server on 127.0.0.1 (tests/api_server.py); tests script it and read what it
+    received."""
+    with ApiServer().running() as server:
+        yield server

@@ -1,0 +1,373 @@
+"""A local stand-in for the OpenAI and Anthropic HTTP APIs on 127.0.0.1, used by the tests and by bench/api.py.
+
+It speaks POST /v1/chat/completions, /v1/completions, /v1/messages and /v1/messages/count_tokens with the real
+JSON shapes and rate-limit headers, so the official SDKs talk to it through their base URL. It can add latency,
+enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
+Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
+demand (429, 500, 529, 401, dropped connections). It records every body it received, with the time and status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from aiohttp import web
+
+from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.planning import fit_example, make_request
+from zeroscrolls.providers.base import Provider, Request
+from zeroscrolls.templates import load_templates
+from zeroscrolls.tokenizers import WhitespaceTokenizer
+from zeroscrolls.truncation import Truncator
+
+GENEROUS_TPM = 100_000_000
+GENEROUS_RPM = 100_000
+"""Default limits: every answer carries rate-limit headers, as the real APIs' do, and no test run reaches them."""
+GENERATION_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/messages")
+API_MODEL_VERSIONS = {"gpt-4": "gpt-4-0613", "gpt-3.5-turbo-instruct": "gpt-3.5-turbo-instruct-0914"}
+"""Some models answer with a dated version, as the real API does."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failure the server answers with instead of a generation. status 0 drops the connection."""
+
+    status: int
+    retry_after: float | None = None
+    message: str = ""
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class Received:
+    path: str
+    body: dict[str, Any]
+    at: float
+    """time.monotonic() when the request arrived."""
+    status: int
+    """What the server answered (0: dropped the connection)."""
+
+
+class _Bucket:
+    """A rate limit as the APIs apply it: `per_minute` refilled continuously, holding at most `burst_s` seconds
+    of it, starting full."""
+
+    def __init__(self, per_minute: float, burst_s: float) -> None:
+        self.per_minute = per_minute
+        self.rate = per_minute / 60.0
+        self.capacity = per_minute * burst_s / 60.0
+        self.level = self.capacity
+        self.at = time.monotonic()
+
+    def refill(self, now: float) -> None:
+        self.level = min(self.capacity, self.level + self.rate * (now - self.at))
+        self.at = now
+
+    def wait_for(self, cost: float) -> float:
+        return max(0.0, (cost - self.level) / self.rate)
+
+    def reset_s(self) -> float:
+        return (self.capacity - self.level) / self.rate
+
+
+def default_answer(body: dict[str, Any]) -> str:
+    """What the fake model writes: a short answer, closing the answer tag a prefill opened (and going on after
+    it, as models do, so the stop sequence matters)."""
+    messages = body.get("messages") or []
+    prefill = messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
+    if prefill.endswith(">") and "<" in prefill:
+        tag = prefill[prefill.rindex("<") + 1 : -1]
+        return f"Paris</{tag}> I hope this helps."
+    return "Paris"
+
+
+@dataclass
+class ApiServer:
+    latency: float = 0.0
+    """Seconds each generation takes."""
+    key: str | None = None
+    """When set, requests must carry this key (Authorization: Bearer / x-api-key), else 401."""
+    context_limit: int | None = None
+    """Prompt + max tokens above this is a 400 context-length error."""
+    count_tokens: Callable[[str], int] = field(default_factory=lambda: WhitespaceTokenizer().count)
+    answer: Callable[[dict[str, Any]], str] = default_answer
+    received: list[Received] = field(default_factory=list)
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        self._faults: deque[Fault] = deque()
+        self._tokens: _Bucket | None = None
+        self._requests: _Bucket | None = None
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._in_flight = 0
+        self.max_in_flight = 0
+        """Most generations the server was working on at once."""
+        self.limit(tpm=GENEROUS_TPM, rpm=GENEROUS_RPM)  # like the real APIs, every answer carries limit headers
+
+    # --- scripting, from the test's thread ---------------------------------------------------------------------
+
+    def limit(self, *, tpm: float | None = None, rpm: float | None = None, burst_s: float = 60.0) -> None:
+        """Enforce tokens per minute (OpenAI: prompt + max tokens; Anthropic: input tokens) and requests per
+        minute, each bucket holding `burst_s` seconds of its limit."""
+        with self._lock:
+            self._tokens = _Bucket(tpm, burst_s) if tpm else None
+            self._requests = _Bucket(rpm, burst_s) if rpm else None
+
+    def fail_next(self, *faults: Fault) -> None:
+        """Answer the next generation requests with these faults, in order."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    def calls(self, path: str | None = None, status: int | None = None) -> list[Received]:
+        with self._lock:
+            return [r for r in self.received if (path is None or r.path == path) and (status in (None, r.status))]
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    # --- serving ----------------------------------------------------------------------------------------------
+
+    def prompt_tokens(self, body: dict[str, Any]) -> int:
+        if "messages" in body:
+            messages = body["messages"]
+            return sum(self.count_tokens(m["content"]) for m in messages) + 3 * len(messages) + 3
+        return self.count_tokens(body.get("prompt", ""))
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        path = request.path
+        anthropic = path.startswith("/v1/messages")
+        if path == "/v1/messages/count_tokens":
+            self._record(path, body, 200)
+            return web.json_response({"input_tokens": self.prompt_tokens(body)})
+        api_key = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
+        if self.key is not None and api_key != self.key:
+            return self._error(path, body, Fault(401, message=f"Incorrect API key provided: {api_key}."), anthropic)
+        with self._lock:
+            fault = self._faults.popleft() if self._faults else None
+        if fault is not None and fault.status == 0:
+            self._record(path, body, 0)
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response()
+        if fault is not None:
+            return self._error(path, body, fault, anthropic)
+        prompt_tokens = self.prompt_tokens(body)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 16
+        if self.context_limit is not None and prompt_tokens + max_tokens > self.context_limit:
+            message = (
+                f"prompt is too long: {prompt_tokens + max_tokens} tokens > {self.context_limit} maximum"
+                if anthropic
+                else f"This model's maximum context length is {self.context_limit} tokens. However, you requested "
+                f"{prompt_tokens + max_tokens} tokens ({prompt_tokens} in the messages, {max_tokens} in the "
+                "completion). Please reduce the length of the messages or completion."
+            )
+            return self._error(path, body, Fault(400, message=message, code="context_length_exceeded"), anthropic)
+        # OpenAI counts max tokens against its limit when a request arrives; Anthropic's input-tokens limit does not
+        headers, wait = self._take(prompt_tokens if anthropic else prompt_tokens + max_tokens, anthropic)
+        if wait is not None:
+            limited = Fault(429, retry_after=wait, message="Rate limit reached", code="rate_limit_exceeded")
+            return self._error(path, body, limited, anthropic, headers)
+        self._record(path, body, 200)
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            await asyncio.sleep(self.latency)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+        text, finish, stop_sequence = self._generate(body, max_tokens, anthropic)
+        output_tokens = self.count_tokens(text)
+        model = body["model"]
+        served = API_MODEL_VERSIONS.get(model, model)
+        n = next(self._ids)
+        if anthropic:
+            headers["request-id"] = f"req_{n:08d}"
+            return web.json_response(
+                {
+                    "id": f"msg_{n:08d}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": served,
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": finish,
+                    "stop_sequence": stop_sequence,
+                    "usage": {
+                        "input_tokens": prompt_tokens,
+                        "output_tokens": output_tokens,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+                headers=headers,
+            )
+        headers["x-request-id"] = f"req_{n:08d}"
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": output_tokens,
+            "total_tokens": prompt_tokens + output_tokens,
+            "prompt_tokens_details": {"cached_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0},
+        }
+        if path == "/v1/completions":
+            choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": finish}
+            payload = {"id": f"cmpl-{n}", "object": "text_completion", "choices": [choice]}
+        else:
+            message = {"role": "assistant", "content": text, "refusal": None}
+            choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+            payload = {"id": f"chatcmpl-{n}", "object": "chat.completion", "choices": [choice]}
+        payload |= {"created": int(time.time()), "model": served, "system_fingerprint": "fp_local", "usage": usage}
+        return web.json_response(payload, headers=headers)
+
+    def _generate(self, body: dict[str, Any], max_tokens: int, anthropic: bool) -> tuple[str, str, str | None]:
+        """The answer text, its finish reason and the stop sequence that ended it, honouring stop and max tokens."""
+        text = self.answer(body)
+        stops = body.get("stop_sequences" if anthropic else "stop") or []
+        for stop in [stops] if isinstance(stops, str) else stops:
+            if stop in text:
+                return text[: text.index(stop)], "stop_sequence" if anthropic else "stop", stop
+        words = text.split(" ")
+        if self.count_tokens(text) > max_tokens:
+            return " ".join(words[:max_tokens]), "max_tokens" if anthropic else "length", None
+        return text, "end_turn" if anthropic else "stop", None
+
+    def _take(self, tokens: int, anthropic: bool) -> tuple[dict[str, str], float | None]:
+        """Charge one request against the limits: rate-limit headers, and the wait when it must be refused."""
+        headers: dict[str, str] = {}
+        now = time.monotonic()
+        with self._lock:
+            wait = None
+            for bucket, cost in ((self._requests, 1), (self._tokens, tokens)):
+                if bucket is not None:
+                    bucket.refill(now)
+                    if bucket.level < cost:
+                        wait = max(wait or 0.0, bucket.wait_for(cost))
+            token_kind = "input-tokens" if anthropic else "tokens"
+            for bucket, cost, kind in ((self._requests, 1, "requests"), (self._tokens, tokens, token_kind)):
+                if bucket is None:
+                    continue
+                if wait is None:
+                    bucket.level -= cost
+                headers |= _limit_headers(kind, bucket, anthropic)
+        return headers, wait
+
+    def _limit_headers(self, anthropic: bool) -> dict[str, str]:
+        """The rate-limit headers as they stand, charging nothing."""
+        now = time.monotonic()
+        headers: dict[str, str] = {}
+        with self._lock:
+            for bucket, kind in (
+                (self._requests, "requests"),
+                (self._tokens, "input-tokens" if anthropic else "tokens"),
+            ):
+                if bucket is not None:
+                    bucket.refill(now)
+                    headers |= _limit_headers(kind, bucket, anthropic)
+        return headers
+
+    def _error(
+        self,
+        path: str,
+        body: dict[str, Any],
+        fault: Fault,
+        anthropic: bool,
+        headers: dict[str, str] | None = None,
+    ) -> web.Response:
+        self._record(path, body, fault.status)
+        headers = dict(headers or self._limit_headers(anthropic))
+        if fault.retry_after is not None:
+            headers["retry-after-ms"] = str(round(fault.retry_after * 1000))
+            headers["retry-after"] = str(max(1, round(fault.retry_after)))
+        kinds = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            429: "rate_limit_error",
+            529: "overloaded_error",
+        }
+        kind = kinds.get(fault.status, "api_error" if fault.status >= 500 else "invalid_request_error")
+        defaults = {429: "Rate limit reached", 529: "Overloaded", 401: "invalid x-api-key"}
+        message = fault.message or defaults.get(fault.status, "The server had an error processing your request")
+        if anthropic:
+            payload: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            code = fault.code or ("invalid_api_key" if fault.status == 401 else None)
+            payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+        return web.json_response(payload, status=fault.status, headers=headers)
+
+    def _record(self, path: str, body: dict[str, Any], status: int) -> None:
+        with self._lock:
+            self.received.append(Received(path, body, time.monotonic(), status))
+
+    @contextmanager
+    def running(self) -> Iterator[ApiServer]:
+        """Serve on a random port of 127.0.0.1 from a thread with its own event loop."""
+        loop = asyncio.new_event_loop()
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        for path in (*GENERATION_PATHS, "/v1/messages/count_tokens"):
+            app.router.add_post(path, self._handle)
+        runner = web.AppRunner(app, access_log=None)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        ready = threading.Event()
+
+        def serve() -> None:  # everything of the server's loop happens in its own thread
+            asyncio.set_event_loop(loop)
+            loop.run_until_complete(runner.setup())
+            loop.run_until_complete(web.SockSite(runner, sock).start())
+            ready.set()
+            loop.run_forever()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        ready.wait(timeout=30)
+        try:
+            yield self
+        finally:
+            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(timeout=10)
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
+
+
+def _limit_headers(kind: str, bucket: _Bucket, anthropic: bool) -> dict[str, str]:
+    remaining = str(max(0, int(bucket.level)))
+    if anthropic:
+        reset = datetime.now(timezone.utc) + timedelta(seconds=bucket.reset_s())
+        prefix = f"anthropic-ratelimit-{kind}"
+        return {
+            f"{prefix}-limit": str(int(bucket.per_minute)),
+            f"{prefix}-remaining": remaining,
+            f"{prefix}-reset": reset.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        }
+    return {
+        f"x-ratelimit-limit-{kind}": str(int(bucket.per_minute)),
+        f"x-ratelimit-remaining-{kind}": remaining,
+        f"x-ratelimit-reset-{kind}": f"{bucket.reset_s():.3f}s",
+    }
+
+
+def plan_requests(
+    provider: Provider, profile: ModelProfile, task: str, data: str = "sample", split: str = "validation"
+) -> list[Request]:
+    """The requests a run sends for `task`: packaged templates, official truncation, the provider's decoding."""
+    templates = load_templates()
+    truncator = Truncator(provider.tokenizer(profile))
+    return [
+        make_request(example, fit_example(example, templates[task], profile, truncator), profile, provider)
+        for example in load_examples(task, split, DataSource.parse(data), templates)
+    ]

@@ -1,0 +1,112 @@
+"""Anthropic through `anthropic.AsyncAnthropic` (Messages API), with the claude-tags prompt style (spec §3.3).
+
+The user message asks for the answer inside XML tags, an assistant prefill opens the tag ("Answer: <answer>"),
+and the closing tag is the stop sequence, so the text the model writes is the answer (the runner still cuts at
+the closing tag, the post-processing the official submission rules require). Truncation counts tokens with the
+count-tokens endpoint (`anthropic:<model>` tokenizer), cached on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+
+from zeroscrolls.models import ModelProfile
+from zeroscrolls.providers.api import APIProvider, Reply
+from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.retry import Action, Verdict, http_verdict
+from zeroscrolls.ratelimit import ServerLimits
+from zeroscrolls.templates import PromptStyle
+
+_TOKEN_HEADERS = {
+    field: (f"anthropic-ratelimit-input-tokens-{field}", f"anthropic-ratelimit-tokens-{field}")
+    for field in ("limit", "remaining")
+}
+
+
+def _first_float(headers: Mapping[str, str], *names: str) -> float | None:
+    for name in names:
+        try:
+            return float(headers[name])
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+class AnthropicProvider(APIProvider):
+    """Options: base_url, api_key_env, max_retries, rpm, tpm, concurrency."""
+
+    name = "anthropic"
+    default_key_env = "ANTHROPIC_API_KEY"
+
+    def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
+        """Any Claude model: claude-tags prompts, tokens counted by the count-tokens endpoint for that model."""
+        return ModelProfile(model, self.name, max_tokens, f"anthropic:{model}", PromptStyle.CLAUDE_TAGS)
+
+    def decoding(self, profile: ModelProfile) -> dict[str, Any]:
+        # spec §3.3: the paper sent temperature=1 with top_k=1 (greedy in effect). The Messages API version the SDK
+        # speaks (anthropic-version 2026-10-21) takes no temperature, top_k or top_p (400 even at their defaults),
+        # so nothing is sent and the model samples as it does by default; protocol_notes says so.
+        return {}
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        return [
+            "decoding: the Anthropic Messages API (version 2026-10-21) accepts no temperature or top_k, so "
+            f"{profile.name} decodes with its defaults; the paper's Claude runs used top_k=1 (greedy)"
+        ]
+
+    def reserved_tokens(self, request: Request) -> int:
+        """Anthropic's token limit that binds a long-context run counts input tokens only."""
+        return self.prompt_tokens(request)
+
+    def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
+
+    async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
+        if request.messages is None:
+            raise ValueError("the anthropic provider sends messages; this request has a completion prompt")
+        params: dict[str, Any] = dict(request.decoding)
+        if request.stop:
+            params["stop_sequences"] = list(request.stop)
+        raw = await client.messages.with_raw_response.create(
+            model=request.model,
+            messages=[{"role": role, "content": content} for role, content in request.messages],
+            max_tokens=request.max_new_tokens,
+            **params,
+        )
+        message = await raw.parse()
+        text = "".join(block.text for block in message.content if block.type == "text")
+        usage = message.usage
+        cached = usage.cache_read_input_tokens or 0
+        input_tokens = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
+        info = {"model": message.model, "id": message.id, "stop_sequence": message.stop_sequence}
+        return Reply(
+            text=text,
+            finish_reason=message.stop_reason,
+            input_tokens=input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=cached,
+            headers=raw.headers,
+            info=info,
+        )
+
+    def classify(self, exc: BaseException) -> Verdict | None:
+        if isinstance(exc, anthropic.APIStatusError):
+            kind = f" {exc.type}" if exc.type else ""
+            message = f"HTTP {exc.status_code}{kind}: {exc.api_message or exc.message}"
+            return http_verdict(exc.status_code, exc.response.headers, message)
+        if isinstance(exc, anthropic.APIConnectionError):  # timeouts and dropped connections
+            return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
+        return None
+
+    def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
+        # Input tokens per minute is the limit `reserved_tokens` counts against; older answers carry only the
+        # combined "tokens" headers (the most restrictive of the input and output limits).
+        return ServerLimits(
+            requests_limit=_first_float(headers, "anthropic-ratelimit-requests-limit"),
+            requests_remaining=_first_float(headers, "anthropic-ratelimit-requests-remaining"),
+            tokens_limit=_first_float(headers, *_TOKEN_HEADERS["limit"]),
+            tokens_remaining=_first_float(headers, *_TOKEN_HEADERS["remaining"]),
+        )

@@ -1,0 +1,266 @@
+"""What the HTTP API providers share: options, the key check, fan-out under a concurrency limit, rate pacing,
+the retry policy and turning each answer (or failure) into a `Generation`.
+
+A provider module adds only its SDK: how to build the client, send one request, read the rate-limit headers
+and classify the SDK's exceptions. API keys come from the environment only and are scrubbed from every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from zeroscrolls.errors import UsageError
+from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.retry import DEFAULT_MAX_RETRIES, Action, RetryPolicy, Verdict
+from zeroscrolls.ratelimit import RateLimiter, ServerLimits
+from zeroscrolls.truncation import CHAT_OVERHEAD
+
+CHARS_PER_TOKEN = 4
+"""Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One successful API answer, in the terms every provider shares."""
+
+    text: str
+    finish_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    headers: Mapping[str, str]
+    cached_input_tokens: int = 0
+    info: Mapping[str, Any] = field(default_factory=dict)
+    """What the API said about the answer: model version, response id, system_fingerprint, ..."""
+
+
+def number_option(options: Mapping[str, Any], name: str, minimum: float) -> float | None:
+    """Option `name` as a number of at least `minimum` (None when not given); a bad value is a `UsageError`."""
+    value = options.get(name)
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"--{name.replace('_', '-')} must be a number, got {value!r}") from None
+    if number < minimum:
+        raise UsageError(f"--{name.replace('_', '-')} must be at least {minimum:g}, got {value!r}")
+    return number
+
+
+class APIProvider(Provider):
+    """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, rpm, tpm, concurrency."""
+
+    default_key_env: ClassVar[str]
+    """The environment variable holding the API key unless `--api-key-env` names another."""
+    default_concurrency: ClassVar[int] = 32
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.base_url: str | None = options.get("base_url")
+        self.key_env: str = options.get("api_key_env") or self.default_key_env
+        max_retries = number_option(options, "max_retries", 0)
+        self.retry = RetryPolicy(DEFAULT_MAX_RETRIES if max_retries is None else int(max_retries))
+        self.concurrency = int(number_option(options, "concurrency", 1) or self.default_concurrency)
+        self._rpm = number_option(options, "rpm", 1)
+        self._tpm = number_option(options, "tpm", 1)
+        self._profiles: dict[str, ModelProfile] = {}
+        self._client: Any = None
+        self._limiter: RateLimiter | None = None
+        self._secret: str | None = None
+        self._stopped: str | None = None
+
+    # --- what each SDK adds ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _make_client(self, api_key: str) -> Any:
+        """The SDK's async client, with its own retries off (`max_retries=0`): retries happen here."""
+
+    @abstractmethod
+    async def _send(self, client: Any, request: Request) -> Reply:
+        """Send one request; raises the SDK's exceptions."""
+
+    @abstractmethod
+    def classify(self, exc: BaseException) -> Verdict | None:
+        """The verdict on an SDK exception; None for anything that is not an API failure."""
+
+    @abstractmethod
+    def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
+        """The rate-limit state an answer's headers report."""
+
+    # --- shared machinery -----------------------------------------------------------------------------------
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        profile = super().profile(model, max_tokens)
+        self._profiles[model] = profile
+        return profile
+
+    def _profile_for(self, model: str) -> ModelProfile | None:
+        known = self._profiles.get(model) or REGISTRY.get(model)
+        return known if known is not None and known.provider == self.name else None
+
+    def _missing_key_message(self) -> str:
+        return f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun"
+
+    def _api_key(self) -> str:
+        if self._stopped is not None:
+            raise FatalProviderError(self._stopped)
+        key = os.environ.get(self.key_env)
+        if not key:
+            raise FatalProviderError(self._missing_key_message())
+        self._secret = key
+        return key
+
+    def scrub(self, text: str) -> str:
+        """`text` with the API key masked: messages from servers may echo it."""
+        return text.replace(self._secret, "***") if self._secret else text
+
+    def prompt_tokens(self, request: Request) -> int:
+        """Prompt tokens of `request` as the API counts them: truncation's count plus message framing, or an
+        estimate from the text's length when truncation did not count."""
+        if request.prompt_tokens is not None:
+            prompt = request.prompt_tokens
+        else:
+            text = request.prompt if request.prompt is not None else "".join(c for _, c in request.messages or ())
+            prompt = len(text) // CHARS_PER_TOKEN + 1
+        return prompt + (CHAT_OVERHEAD if request.messages is not None else 0)
+
+    def reserved_tokens(self, request: Request) -> int:
+        """What one send of `request` counts against the tokens-per-minute limit: its prompt plus everything it
+        may generate (OpenAI counts `max_tokens` when the request arrives)."""
+        return self.prompt_tokens(request) + self.completion_budget(request)
+
+    def completion_budget(self, request: Request) -> int:
+        """Tokens the API may generate for `request` (providers with extra reasoning tokens override this)."""
+        return request.max_new_tokens
+
+    def _limiter_for(self, model: str) -> RateLimiter:
+        if self._limiter is None:
+            profile = self._profile_for(model)
+            self._limiter = RateLimiter(
+                self._rpm or (profile.rpm if profile else None),
+                self._tpm or (profile.tpm if profile else None),
+                fixed_rpm=self._rpm is not None,
+                fixed_tpm=self._tpm is not None,
+            )
+        return self._limiter
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        """Send `requests` with up to `concurrency` in flight, yielding each `Generation` as it finishes.
+
+        A missing key or refused credentials raise `FatalProviderError`; after that nothing more is sent.
+        """
+        if not requests:
+            return
+        api_key = self._api_key()  # before any request: a missing key stops the run with nothing sent
+        if self._client is None:
+            self._client = self._make_client(api_key)
+        limiter = self._limiter_for(requests[0].model)
+        pending: Iterator[Request] = iter(requests)
+        done: asyncio.Queue[Generation | BaseException] = asyncio.Queue()
+
+        async def worker() -> None:
+            try:
+                for request in pending:
+                    if self._stopped is not None:
+                        return
+                    await done.put(await self._generate_one(request, limiter))
+            except BaseException as exc:  # handed to the consumer, which raises it
+                await done.put(exc)
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
+        try:
+            for _ in range(len(requests)):
+                item = await done.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _generate_one(self, request: Request, limiter: RateLimiter) -> Generation:
+        started = time.monotonic()
+        latency = 0.0
+
+        async def attempt() -> Reply:
+            nonlocal latency
+            if self._stopped is not None:
+                raise FatalProviderError(self._stopped)
+            async with limiter.reserve(self.reserved_tokens(request)) as reservation:
+                sent = time.monotonic()
+                try:
+                    reply = await self._send(self._client, request)
+                except Exception as exc:
+                    response = getattr(exc, "response", None)
+                    if response is not None:
+                        reservation.observe(self.server_limits(response.headers))
+                    verdict = self.classify(exc)
+                    if verdict is not None and verdict.status == 429 and verdict.wait is not None:
+                        limiter.pause(verdict.wait)  # every sender waits, not just this one
+                    raise
+                latency = time.monotonic() - sent
+                reservation.observe(self.server_limits(reply.headers))
+                return reply
+
+        try:
+            reply, retries = await self.retry.call(attempt, self.classify, f"{request.task}/{request.example_id}")
+        except Exception as exc:
+            verdict = self.classify(exc)
+            if verdict is None:
+                raise
+            return self._failure(request, verdict, time.monotonic() - started)
+        profile = self._profile_for(request.model)
+        cost = None
+        if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
+            cost = self.cost(profile, reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
+        info = dict(reply.info) | {"retries": retries, "waited_s": round(time.monotonic() - started - latency, 3)}
+        if reply.cached_input_tokens:
+            info["cached_input_tokens"] = reply.cached_input_tokens
+        return Generation(
+            request_key=request.key(),
+            text=reply.text,
+            finish_reason=reply.finish_reason,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            latency_s=round(latency, 3),
+            cost_usd=cost,
+            info=info,
+        )
+
+    def _failure(self, request: Request, verdict: Verdict, elapsed: float) -> Generation:
+        message = self.scrub(verdict.message)
+        if verdict.action is Action.STOP:
+            self._stopped = self._fatal_message(verdict.status, message)
+            raise FatalProviderError(self._stopped)
+        retries = self.retry.max_retries if verdict.action is Action.RETRY else 0
+        if retries:
+            message = f"gave up after {retries} retries: {message}"
+        return Generation(
+            request_key=request.key(),
+            error=message,
+            latency_s=round(elapsed, 3),
+            info={"retries": retries, "status": verdict.status},
+        )
+
+    def _fatal_message(self, status: int | None, message: str) -> str:
+        if status in (401, 403):
+            return (
+                f"the {self.name} API refused the key in {self.key_env} ({status}: {message}); "
+                f"set {self.key_env} to a valid key and rerun"
+            )
+        return f"the {self.name} API cannot serve this run ({message})"
+
+    async def aclose(self) -> None:
+        """Close the client; the pacing state goes too, since its locks belong to the event loop that ends."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        self._limiter = None

@@ -1,0 +1,176 @@
+"""OpenAI, and any OpenAI-compatible server (vLLM serve, TGI, Together, OpenRouter, ...), through `openai.AsyncOpenAI`.
+
+Chat models go through Chat Completions with one user message (spec §3.2), completion models through Completions
+with the dataset's input (spec §3.1); both with temperature 0 and `max_tokens` = the task's budget (spec §3.5).
+Reasoning models (o-series, GPT-5) take `max_completion_tokens` = budget + `--reasoning-budget` and no
+temperature, which is not the official protocol and is marked so. The server comes from `--base-url` or
+OPENAI_BASE_URL, the key from OPENAI_API_KEY or the variable `--api-key-env` names.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import openai
+import tiktoken
+
+from zeroscrolls.errors import UsageError
+from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.providers.api import APIProvider, Reply, number_option
+from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.retry import Action, Verdict, http_verdict
+from zeroscrolls.ratelimit import ServerLimits
+from zeroscrolls.templates import PromptStyle
+
+log = logging.getLogger("zeroscrolls.providers")
+
+DEFAULT_REASONING_BUDGET = 4096
+"""Tokens a reasoning model may think on top of the task's answer budget, unless `--reasoning-budget` says."""
+
+
+def tokenizer_spec(value: str) -> str:
+    """A `--tokenizer` value as a tokenizer spec: a tiktoken encoding name, else a Hugging Face tokenizer."""
+    kind, sep, _ = value.partition(":")
+    if (sep and kind in ("tiktoken", "hf", "anthropic")) or value == "whitespace":
+        return value
+    if value in tiktoken.list_encoding_names():
+        return f"tiktoken:{value}"
+    return f"hf:{value}"
+
+
+def _float(headers: Mapping[str, str], name: str) -> float | None:
+    try:
+        return float(headers[name])
+    except (KeyError, ValueError):
+        return None
+
+
+class OpenAIProvider(APIProvider):
+    """Options: base_url, api_key_env, tokenizer (models the registry does not know), reasoning_budget,
+    max_retries, rpm, tpm, concurrency."""
+
+    name = "openai"
+    default_key_env = "OPENAI_API_KEY"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.tokenizer_option: str | None = options.get("tokenizer")
+        budget = number_option(options, "reasoning_budget", 0)
+        self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else int(budget)
+
+    def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
+        """Any model an OpenAI-compatible server serves: its tokenizer from `--tokenizer`, or from the registry
+        entry of another provider (e.g. a vLLM model behind `vllm serve`); chat style unless that entry says
+        completion."""
+        known = REGISTRY.get(model)
+        if self.tokenizer_option:
+            spec = tokenizer_spec(self.tokenizer_option)
+        elif known is not None:
+            spec = known.tokenizer
+        else:
+            raise UsageError(
+                f"the openai provider cannot know the tokenizer of {model!r}, which truncation needs: pass "
+                "--tokenizer (a tiktoken encoding such as cl100k_base or o200k_base, or a Hugging Face tokenizer "
+                "folder or Hub id, e.g. --tokenizer meta-llama/Llama-3.1-8B-Instruct)"
+            )
+        style = PromptStyle.COMPLETION if known and known.prompt_style is PromptStyle.COMPLETION else PromptStyle.CHAT
+        log.warning("%s: not in the registry; truncating with tokenizer %s, %s prompt style", model, spec, style.value)
+        return ModelProfile(model, self.name, max_tokens, spec, style, context_window=known and known.context_window)
+
+    def decoding(self, profile: ModelProfile) -> dict[str, Any]:
+        if profile.reasoning:
+            return {"reasoning_budget": self.reasoning_budget}
+        return {"temperature": 0}  # spec §3.5
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        if not profile.reasoning:
+            return []
+        return [
+            f"non-official protocol: {profile.name} is a reasoning model, sent with max_completion_tokens = task "
+            f"budget + {self.reasoning_budget} reasoning tokens and no temperature (the official protocol: "
+            "temperature 0, max_tokens = task budget)"
+        ]
+
+    def completion_budget(self, request: Request) -> int:
+        return request.max_new_tokens + int(request.decoding.get("reasoning_budget", 0))
+
+    def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0)
+
+    def _wire_params(self, request: Request) -> dict[str, Any]:
+        """Decoding and length parameters as the API takes them."""
+        params = {k: v for k, v in request.decoding.items() if k != "reasoning_budget"}
+        if "reasoning_budget" in request.decoding:
+            params["max_completion_tokens"] = self.completion_budget(request)
+        else:
+            params["max_tokens"] = request.max_new_tokens
+        if request.stop:
+            params["stop"] = list(request.stop)
+        return params
+
+    async def _send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
+        params = self._wire_params(request)
+        if request.messages is not None:
+            messages = [{"role": role, "content": content} for role, content in request.messages]
+            raw = await client.chat.completions.with_raw_response.create(
+                model=request.model, messages=messages, **params
+            )
+            completion = raw.parse()
+            choice = completion.choices[0]
+            text = choice.message.content or ""
+            info: dict[str, Any] = {"refusal": choice.message.refusal} if choice.message.refusal else {}
+        else:
+            raw = await client.completions.with_raw_response.create(
+                model=request.model, prompt=request.prompt, **params
+            )
+            completion = raw.parse()
+            choice = completion.choices[0]
+            text, info = choice.text, {}
+        usage = completion.usage
+        cached = 0
+        if usage is not None:
+            details = usage.prompt_tokens_details
+            cached = (details.cached_tokens or 0) if details is not None else 0
+            reasoning = usage.completion_tokens_details
+            if reasoning is not None and reasoning.reasoning_tokens:
+                info["reasoning_tokens"] = reasoning.reasoning_tokens
+        info |= {"model": completion.model, "id": completion.id, "system_fingerprint": completion.system_fingerprint}
+        return Reply(
+            text=text,
+            finish_reason=choice.finish_reason,
+            input_tokens=usage.prompt_tokens if usage is not None else None,
+            output_tokens=usage.completion_tokens if usage is not None else None,
+            cached_input_tokens=cached,
+            headers=raw.headers,
+            info=info,
+        )
+
+    def classify(self, exc: BaseException) -> Verdict | None:
+        if isinstance(exc, openai.APIStatusError):
+            body = exc.body if isinstance(exc.body, Mapping) else {}
+            detail = body.get("message") or exc.message
+            kind = exc.code or body.get("type")
+            message = f"HTTP {exc.status_code}" + (f" {kind}" if kind else "") + f": {detail}"
+            if exc.code == "insufficient_quota":  # a 429 that waiting cannot fix
+                return Verdict(Action.STOP, message, status=exc.status_code)
+            return http_verdict(exc.status_code, exc.response.headers, message)
+        if isinstance(exc, openai.APIConnectionError):  # timeouts and dropped connections
+            return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
+        return None
+
+    def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
+        return ServerLimits(
+            requests_limit=_float(headers, "x-ratelimit-limit-requests"),
+            requests_remaining=_float(headers, "x-ratelimit-remaining-requests"),
+            tokens_limit=_float(headers, "x-ratelimit-limit-tokens"),
+            tokens_remaining=_float(headers, "x-ratelimit-remaining-tokens"),
+        )
+
+    def _missing_key_message(self) -> str:
+        return (
+            f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun; for an "
+            "OpenAI-compatible server with its own key variable pass --api-key-env NAME (a server without keys "
+            f"accepts any value, e.g. {self.key_env}=EMPTY)"
+        )
