@@ -106,6 +106,7 @@ def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) ->
     assert result.folder.root == root and result.exit_code == 0
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
         "manifest.json",
+        "overview.png",
         "predictions",
         "predictions/qasper.json",
         "predictions/quality.json",
