@@ -133,6 +133,7 @@ def _record(r: ExampleResult) -> dict[str, Any]:
         "cached": g.cached if g else False,
         "finish_reason": g.finish_reason if g else None,
         "error": r.error,
+        "info": dict(g.info) if g else {},
     }
 
 
