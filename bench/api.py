@@ -1,0 +1,159 @@
+"""API throughput against the local OpenAI-compatible server of the tests (tests/api_server.py), 0.3 s per request.
+
+(a) the official loop (one request at a time, 0.5 s sleep before each, no retries, no cache) against the runner's
+    generation stage at concurrency 1, 8 and 32 (no cache): wall seconds and speedup; target >= 30x at 32. Also
+    the whole run stage at 32 (generation plus scoring and writing the run folder).
+(b) a tokens-per-minute limit enforced by the server (a bucket holding 2 s of it): wall seconds against the ideal
+    total tokens / TPM, the limit learnt from the server's headers; target within 10 % with at most one 429.
+(c) the same run again with a warm cache: requests sent; target 0.
+
+Prompts are real validation rows (9 per task, 63 requests) for gpt-4 at 8192 tokens, truncated officially.
+
+    python bench/api.py            (from the repository root; needs ../shared/data/zeroscrolls)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import openai
+from rich.console import Console
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live in the checkout
+
+from scripts.build_sample import official_rows, write_rows  # noqa: E402
+from tests.api_server import ApiServer, Received  # noqa: E402
+from zeroscrolls.cache import GenerationCache  # noqa: E402
+from zeroscrolls.data import DataSource  # noqa: E402
+from zeroscrolls.providers.base import Generation, Request  # noqa: E402
+from zeroscrolls.runner import Plan, RunConfig, execute, plan_run  # noqa: E402
+from zeroscrolls.scheduler import CostCap, OnGeneration, generate_all  # noqa: E402
+from zeroscrolls.tokenizers import load_tokenizer  # noqa: E402
+
+SHARED = ROOT.parent / "shared" / "data" / "zeroscrolls"
+LATENCY_S = 0.3
+OFFICIAL_SLEEP_S = 0.5
+PER_TASK = 9
+TPM_RUN_S = 20.0
+"""Size of the tokens-per-minute limit in (b): the run should take about this long at it."""
+QUIET = Console(stderr=True, quiet=True)
+
+
+def official_loop(plan: Plan, server: ApiServer) -> float:
+    """The official scripts' way: sequential calls, a fixed 0.5 s sleep before each, no retries, no cache."""
+    client = openai.OpenAI(base_url=server.openai_base_url, max_retries=0)
+    start = time.perf_counter()
+    for request in plan.requests().values():
+        time.sleep(OFFICIAL_SLEEP_S)
+        messages = [{"role": role, "content": content} for role, content in request.messages or ()]
+        client.chat.completions.create(
+            model=request.model, messages=messages, temperature=0, max_tokens=request.max_new_tokens
+        )
+    client.close()
+    return time.perf_counter() - start
+
+
+def config(data: Path, work: Path, server: ApiServer, concurrency: int | None = None) -> RunConfig:
+    return RunConfig(
+        model="gpt-4",
+        data=DataSource.parse(str(data)),
+        limit=PER_TASK,
+        output=work / "results",
+        concurrency=concurrency,
+        provider_options={"base_url": server.openai_base_url},
+    )
+
+
+def timed_execute(plan: Plan, cache: GenerationCache | None) -> float:
+    start = time.perf_counter()
+    result = execute(plan, cache, QUIET)
+    assert result.exit_code == 0, result.stopped
+    return time.perf_counter() - start
+
+
+def timed_generation(plan: Plan) -> float:
+    """Seconds of the runner's generation stage alone (the scheduler handing every request to the provider)."""
+
+    async def generate() -> list[Generation]:
+        done: list[Generation] = []
+        try:
+            await generate_all(plan.provider, list(plan.requests().items()), CostCap(None, {}), record(done))
+        finally:
+            await plan.provider.aclose()
+        return done
+
+    start = time.perf_counter()
+    done = asyncio.run(generate())
+    assert len(done) == len(plan.requests()) and all(g.ok for g in done)
+    return time.perf_counter() - start
+
+
+def record(done: list[Generation]) -> OnGeneration:
+    def on_generation(request: Request, generation: Generation) -> Generation:
+        done.append(generation)
+        return generation
+
+    return on_generation
+
+
+def charged_tokens(server: ApiServer, calls: list[Received]) -> int:
+    """Tokens the server counts against its limit for `calls` (prompt + max tokens, as OpenAI does)."""
+    return sum(server.prompt_tokens(c.body) + c.body["max_tokens"] for c in calls)
+
+
+def main() -> None:
+    os.environ["OPENAI_API_KEY"] = "sk-bench-local"
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        data = work / "data"
+        write_rows(official_rows(SHARED), data)
+        counter = load_tokenizer("tiktoken:cl100k_base")
+        with ApiServer(latency=LATENCY_S, count_tokens=counter.count).running() as server:
+            plan = plan_run(config(data, work, server))
+            n = len(plan.requests())
+            print(f"{n} requests (gpt-4 at 8192 tokens, {PER_TASK} real rows per task), {LATENCY_S} s per request")
+
+            print("(a) official loop vs zeroscrolls run (no cache)")
+            official = official_loop(plan, server)
+            print(f"  official loop (sequential, {OFFICIAL_SLEEP_S} s sleep): {official:6.2f} s")
+            for concurrency in (1, 8, 32):
+                wall = timed_generation(plan_run(config(data, work, server, concurrency)))
+                print(f"  zeroscrolls, concurrency {concurrency:2d}:           {wall:6.2f} s   {official / wall:5.1f}x")
+            timed_execute(plan_run(config(data, work, server, 32)), None)  # once: scoring's first imports take ~2 s
+            wall = timed_execute(plan_run(config(data, work, server, 32)), None)
+            print(
+                f"  the whole run stage at 32 (generation, scoring, predictions, report and plot): {wall:.2f} s "
+                f"({official / wall:.1f}x)"
+            )
+
+            print(f"(b) tokens-per-minute limit enforced by the server (run sized to ~{TPM_RUN_S:.0f} s)")
+            tpm = 60 * charged_tokens(server, server.received[:n]) / TPM_RUN_S
+            server.limit(tpm=tpm, rpm=100_000, burst_s=2.0)
+            before = len(server.received)
+            wall = timed_execute(plan_run(config(data, work, server, 32)), None)
+            calls = server.received[before:]
+            limited = sum(1 for c in calls if c.status == 429)
+            tokens = charged_tokens(server, [c for c in calls if c.status == 200])
+            ideal = 60 * tokens / tpm
+            print(
+                f"  {tokens:,} tokens at {tpm:,.0f} TPM: {wall:.2f} s, ideal {ideal:.2f} s "
+                f"({100 * (wall / ideal - 1):+.1f} %), {limited} x 429"
+            )
+
+            print("(c) warm cache")
+            server.limit(tpm=100_000_000, rpm=100_000)
+            with GenerationCache(work / "cache.sqlite") as cache:
+                cold = timed_execute(plan_run(config(data, work, server, 32)), cache)
+                before = len(server.received)
+                warm = timed_execute(plan_run(config(data, work, server, 32)), cache)
+            print(f"  cold {cold:.2f} s; warm rerun {warm:.2f} s with {len(server.received) - before} requests sent")
+
+
+if __name__ == "__main__":
+    main()
