@@ -199,13 +199,15 @@ async def test_retry_honours_retry_after_and_transient_errors(server: ApiServer)
     assert server.received[0].status == 429 and after_429 >= 0.2
 
 
-async def test_gives_up_after_max_retries(server: ApiServer) -> None:
-    server.fail_next(*[Fault(500)] * 3)
+async def test_gives_up_after_max_retries(server: ApiServer, caplog: pytest.LogCaptureFixture) -> None:
+    server.fail_next(*[Fault(500, message=f"upstream failed for key {KEY}")] * 3)
     provider = OpenAIProvider(max_retries=2)
     requests = planned(provider, "gpt-4", 8192, ("qasper",))[:1]
     [generation] = await collect(provider, requests)
     assert not generation.ok and "gave up after 2 retries" in generation.error and "500" in generation.error
     assert len(server.received) == 3
+    assert "retry 2/2" in caplog.text  # each attempt is logged in one place
+    assert KEY not in generation.error and KEY not in caplog.text  # an echoed key is masked everywhere
 
 
 async def test_concurrency_keeps_that_many_requests_in_flight(server: ApiServer) -> None:

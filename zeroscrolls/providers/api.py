@@ -12,7 +12,7 @@ import os
 import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from zeroscrolls.errors import UsageError
@@ -121,6 +121,11 @@ class APIProvider(Provider):
         """`text` with the API key masked: messages from servers may echo it."""
         return text.replace(self._secret, "***") if self._secret else text
 
+    def _verdict(self, exc: BaseException) -> Verdict | None:
+        """`classify`, with the key masked in the message (verdicts reach logs, records and the terminal)."""
+        verdict = self.classify(exc)
+        return replace(verdict, message=self.scrub(verdict.message)) if verdict is not None else None
+
     def prompt_tokens(self, request: Request) -> int:
         """Prompt tokens of `request` as the API counts them: truncation's count plus message framing, or an
         estimate from the text's length when truncation did not count."""
@@ -163,7 +168,7 @@ class APIProvider(Provider):
             self._client = self._make_client(api_key)
         limiter = self._limiter_for(requests[0].model)
         pending: Iterator[Request] = iter(requests)
-        done: asyncio.Queue[Generation | BaseException] = asyncio.Queue()
+        done: asyncio.Queue[Generation | Exception] = asyncio.Queue()
 
         async def worker() -> None:
             try:
@@ -171,14 +176,14 @@ class APIProvider(Provider):
                     if self._stopped is not None:
                         return
                     await done.put(await self._generate_one(request, limiter))
-            except BaseException as exc:  # handed to the consumer, which raises it
+            except Exception as exc:  # handed to the consumer, which raises it
                 await done.put(exc)
 
         workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
         try:
             for _ in range(len(requests)):
                 item = await done.get()
-                if isinstance(item, BaseException):
+                if isinstance(item, Exception):
                     raise item
                 yield item
         finally:
@@ -202,7 +207,7 @@ class APIProvider(Provider):
                     response = getattr(exc, "response", None)
                     if response is not None:
                         reservation.observe(self.server_limits(response.headers))
-                    verdict = self.classify(exc)
+                    verdict = self._verdict(exc)
                     if verdict is not None and verdict.status == 429 and verdict.wait is not None:
                         limiter.pause(verdict.wait)  # every sender waits, not just this one
                     raise
@@ -211,9 +216,9 @@ class APIProvider(Provider):
                 return reply
 
         try:
-            reply, retries = await self.retry.call(attempt, self.classify, f"{request.task}/{request.example_id}")
+            reply, retries = await self.retry.call(attempt, self._verdict, f"{request.task}/{request.example_id}")
         except Exception as exc:
-            verdict = self.classify(exc)
+            verdict = self._verdict(exc)
             if verdict is None:
                 raise
             return self._failure(request, verdict, time.monotonic() - started)
@@ -236,7 +241,7 @@ class APIProvider(Provider):
         )
 
     def _failure(self, request: Request, verdict: Verdict, elapsed: float) -> Generation:
-        message = self.scrub(verdict.message)
+        message = verdict.message
         if verdict.action is Action.STOP:
             self._stopped = self._fatal_message(verdict.status, message)
             raise FatalProviderError(self._stopped)

@@ -77,7 +77,9 @@ class OpenAIProvider(APIProvider):
             )
         style = PromptStyle.COMPLETION if known and known.prompt_style is PromptStyle.COMPLETION else PromptStyle.CHAT
         log.warning("%s: not in the registry; truncating with tokenizer %s, %s prompt style", model, spec, style.value)
-        return ModelProfile(model, self.name, max_tokens, spec, style, context_window=known and known.context_window)
+        return ModelProfile(
+            model, self.name, max_tokens, spec, style, context_window=known.context_window if known else None
+        )
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         if profile.reasoning:
