@@ -160,3 +160,12 @@ def test_tpm_option_paces_under_a_limit_the_server_enforces(
     result = run_gpt4(openai_server, synthetic_data, tmp_path / "results", "--tasks", tasks, "--tpm", str(tpm))
     assert result.exit_code == 0, result.output
     assert len(openai_server.calls(status=429)) <= 1
+
+
+def test_dry_run_prices_the_run_and_sends_nothing(
+    openai_server: ApiServer, synthetic_data: Path, tmp_path: Path
+) -> None:
+    result = run_gpt4(openai_server, synthetic_data, tmp_path / "results", "--tasks", "qasper,quality", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "$" in result.stdout and "qasper" in result.stdout
+    assert openai_server.received == []
