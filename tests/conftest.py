@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+# huggingface_hub reads these once, when it is first imported: set them before any test imports it, so no test in
+# this process can reach the Hub or the user's ~/.cache/huggingface (tests that need the Hub start a subprocess
+# with their own HF_ENDPOINT and HF_HOME).
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="zeroscrolls-tests-hf-")
 
 from tests.api_server import ApiServer
 from tests.synthetic import write_synthetic_tasks
