@@ -91,6 +91,16 @@ def run(
     tensor_parallel_size: Annotated[
         int | None, typer.Option("--tensor-parallel-size", help="GPUs per vLLM engine.", rich_help_panel=LOCAL)
     ] = None,
+    pipeline_parallel_size: Annotated[
+        int | None,
+        typer.Option("--pipeline-parallel-size", help="Pipeline stages of a vLLM engine.", rich_help_panel=LOCAL),
+    ] = None,
+    distributed_executor_backend: Annotated[
+        str | None,
+        typer.Option(
+            "--distributed-executor-backend", help="vLLM executor: mp (one node) or ray.", rich_help_panel=LOCAL
+        ),
+    ] = None,
     max_model_len: Annotated[
         int | None, typer.Option("--max-model-len", help="vLLM context length.", rich_help_panel=LOCAL)
     ] = None,
@@ -123,6 +133,8 @@ def run(
             "device": device,
             "dtype": dtype,
             "tensor_parallel_size": tensor_parallel_size,
+            "pipeline_parallel_size": pipeline_parallel_size,
+            "distributed_executor_backend": distributed_executor_backend,
             "max_model_len": max_model_len,
             "gpu_memory_utilization": gpu_memory_utilization,
         }.items()
