@@ -32,3 +32,38 @@ MaxTokensOption = Annotated[
         help="Token budget: prompt + generation (decoder/API models) or encoder input (seq2seq models).",
     ),
 ]
+TasksOption = Annotated[
+    str | None,
+    typer.Option("--tasks", help="Comma list of tasks (default: all ten, or all the data holds)."),
+]
+LimitOption = Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")]
+ConcurrencyOption = Annotated[
+    int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
+]
+CacheOption = Annotated[
+    Path | None,
+    typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
+]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")]
+
+API = "API providers (openai, anthropic)"
+LOCAL = "Local providers (hf, vllm)"
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.", rich_help_panel=API)
+]
+ApiKeyEnvOption = Annotated[
+    str | None,
+    typer.Option("--api-key-env", help="Environment variable holding the API key.", rich_help_panel=API),
+]
+TokenizerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tokenizer",
+        help="Tokenizer for models the registry does not know: a tiktoken encoding or a Hugging Face tokenizer.",
+        rich_help_panel=API,
+    ),
+]
+DeviceOption = Annotated[str | None, typer.Option("--device", help="cpu, cuda, cuda:1, auto.", rich_help_panel=LOCAL)]
+BatchSizeOption = Annotated[
+    int | None, typer.Option("--batch-size", help="Generation batch size.", rich_help_panel=LOCAL)
+]

@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from zeroscrolls.cli.options import DataOption, MaxTokensOption, ModelOption, PromptsOption, ProviderOption
+from zeroscrolls.cli.options import (
+    DataOption,
+    MaxTokensOption,
+    ModelOption,
+    PromptsOption,
+    ProviderOption,
+    SplitOption,
+    TokenizerOption,
+)
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import ExampleError, UsageError
 from zeroscrolls.planning import fit_example, resolve_model
@@ -25,11 +33,9 @@ def prompt(
     max_tokens: MaxTokensOption = None,
     provider: ProviderOption = None,
     data: DataOption = "hub",
-    split: Annotated[str, typer.Option("--split", help="validation or test.")] = "validation",
+    split: SplitOption = "validation",
     prompts: PromptsOption = None,
-    tokenizer: Annotated[
-        str | None, typer.Option("--tokenizer", help="Tokenizer for models the registry does not know.")
-    ] = None,
+    tokenizer: TokenizerOption = None,
     record: Annotated[bool, typer.Option("--record", help="Print the truncation record to stderr.")] = False,
 ) -> None:
     """Print the final prompt (chat styles: the user message) and nothing else on stdout.

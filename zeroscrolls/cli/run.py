@@ -12,46 +12,47 @@ from rich.markup import escape
 
 from zeroscrolls.cache import open_cache
 from zeroscrolls.cli.options import (
+    API,
+    LOCAL,
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    BatchSizeOption,
+    CacheOption,
+    ConcurrencyOption,
     DataOption,
+    DeviceOption,
+    LimitOption,
     MaxTokensOption,
     ModelOption,
+    NoCacheOption,
     PromptsOption,
     ProviderOption,
     SplitOption,
+    TasksOption,
+    TokenizerOption,
 )
 from zeroscrolls.data import DataSource
 from zeroscrolls.runner import NOT_SENT, RunConfig, RunResult, estimate, estimate_table, execute, plan_run
 from zeroscrolls.scoring import results_table
 from zeroscrolls.tasks import parse_tasks
 
-API = "API providers (openai, anthropic)"
-LOCAL = "Local providers (hf, vllm)"
-
 
 def run(
     model: ModelOption,
     provider: ProviderOption = None,
     max_tokens: MaxTokensOption = None,
-    tasks: Annotated[
-        str | None,
-        typer.Option("--tasks", help="Comma list of tasks (default: all ten, or all the data holds)."),
-    ] = None,
+    tasks: TasksOption = None,
     split: SplitOption = "validation",
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")] = None,
+    limit: LimitOption = None,
     data: DataOption = "hub",
     prompts: PromptsOption = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding run folders.")] = Path("results"),
     run_name: Annotated[
         str | None, typer.Option("--run-name", help="Run folder name (default: <model>_<budget>_<split>).")
     ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
-    ] = None,
-    cache: Annotated[
-        Path | None,
-        typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    concurrency: ConcurrencyOption = None,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print requests, cache hits, prompt tokens and cost; send nothing.")
     ] = False,
@@ -59,17 +60,9 @@ def run(
         float | None, typer.Option("--max-cost", help="Stop sending before this many USD could be spent.")
     ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines).")] = None,
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.", rich_help_panel=API)
-    ] = None,
-    api_key_env: Annotated[
-        str | None,
-        typer.Option("--api-key-env", help="Environment variable holding the API key.", rich_help_panel=API),
-    ] = None,
-    tokenizer: Annotated[
-        str | None,
-        typer.Option("--tokenizer", help="Tokenizer for models the registry does not know.", rich_help_panel=API),
-    ] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    tokenizer: TokenizerOption = None,
     reasoning_budget: Annotated[
         int | None,
         typer.Option("--reasoning-budget", help="Extra output tokens for reasoning models.", rich_help_panel=API),
@@ -79,12 +72,8 @@ def run(
     ] = None,
     rpm: Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)] = None,
     tpm: Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)] = None,
-    batch_size: Annotated[
-        int | None, typer.Option("--batch-size", help="Generation batch size.", rich_help_panel=LOCAL)
-    ] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", help="cpu, cuda, cuda:1, auto.", rich_help_panel=LOCAL)
-    ] = None,
+    batch_size: BatchSizeOption = None,
+    device: DeviceOption = None,
     dtype: Annotated[
         str | None, typer.Option("--dtype", help="float16, bfloat16, float32.", rich_help_panel=LOCAL)
     ] = None,

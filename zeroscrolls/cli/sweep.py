@@ -16,7 +16,22 @@ from rich.table import Table
 from zeroscrolls import compare as comparison
 from zeroscrolls.bootstrap import Bootstrap
 from zeroscrolls.cache import open_cache
-from zeroscrolls.cli.options import DataOption, PromptsOption, ProviderOption, SplitOption
+from zeroscrolls.cli.options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    BatchSizeOption,
+    CacheOption,
+    ConcurrencyOption,
+    DataOption,
+    DeviceOption,
+    LimitOption,
+    NoCacheOption,
+    PromptsOption,
+    ProviderOption,
+    SplitOption,
+    TasksOption,
+    TokenizerOption,
+)
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.runner import RunConfig
@@ -41,23 +56,18 @@ def sweep(
     model: Annotated[str, typer.Option("--model", "-m", help="Model name, or a comma list of models.")],
     max_tokens: Annotated[str, typer.Option("--max-tokens", help="Comma list of token budgets, e.g. 1024,2048,4k.")],
     provider: ProviderOption = None,
-    tasks: Annotated[str | None, typer.Option("--tasks", help="Comma list of tasks (default: all ten).")] = None,
+    tasks: TasksOption = None,
     split: SplitOption = "validation",
-    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")] = None,
+    limit: LimitOption = None,
     data: DataOption = "hub",
     prompts: PromptsOption = None,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding sweep folders.")] = Path("results"),
     sweep_name: Annotated[
         str | None, typer.Option("--sweep-name", help="Sweep folder name (default: sweep_<models>_<split>).")
     ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
-    ] = None,
-    cache: Annotated[
-        Path | None,
-        typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    concurrency: ConcurrencyOption = None,
+    cache: CacheOption = None,
+    no_cache: NoCacheOption = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
     ] = False,
@@ -65,15 +75,11 @@ def sweep(
         int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines) and the bootstrap.")
     ] = None,
     resamples: ResamplesOption = 1000,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.")] = None,
-    api_key_env: Annotated[
-        str | None, typer.Option("--api-key-env", help="Environment variable holding the API key.")
-    ] = None,
-    tokenizer: Annotated[
-        str | None, typer.Option("--tokenizer", help="Tokenizer for models the registry does not know.")
-    ] = None,
-    device: Annotated[str | None, typer.Option("--device", help="Local models: cpu, cuda, auto.")] = None,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Local models: batch size.")] = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    tokenizer: TokenizerOption = None,
+    device: DeviceOption = None,
+    batch_size: BatchSizeOption = None,
 ) -> None:
     """Run every (model, budget) point, sharing the cache, then write sweep.csv, plots and report.md to
     results/<sweep-name>/. All points are checked against the models' context windows before anything runs.
