@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -21,6 +21,16 @@ Sleep = Callable[[float], Awaitable[None]]
 
 HEADROOM = 0.98
 """Pace at 98 % of a limit: token counts on our side and the server's differ by a few framing tokens."""
+
+
+def header_number(headers: Mapping[str, str], *names: str) -> float | None:
+    """The first of `names` present in `headers` as a number (rate-limit headers), or None."""
+    for name in names:
+        try:
+            return float(headers[name])
+        except (KeyError, ValueError):
+            continue
+    return None
 
 
 @dataclass(frozen=True)

@@ -17,22 +17,13 @@ from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
-from zeroscrolls.ratelimit import ServerLimits
+from zeroscrolls.ratelimit import ServerLimits, header_number
 from zeroscrolls.templates import PromptStyle
 
 _TOKEN_HEADERS = {
     field: (f"anthropic-ratelimit-input-tokens-{field}", f"anthropic-ratelimit-tokens-{field}")
     for field in ("limit", "remaining")
 }
-
-
-def _first_float(headers: Mapping[str, str], *names: str) -> float | None:
-    for name in names:
-        try:
-            return float(headers[name])
-        except (KeyError, ValueError):
-            continue
-    return None
 
 
 class AnthropicProvider(APIProvider):
@@ -105,8 +96,8 @@ class AnthropicProvider(APIProvider):
         # Input tokens per minute is the limit `reserved_tokens` counts against; older answers carry only the
         # combined "tokens" headers (the most restrictive of the input and output limits).
         return ServerLimits(
-            requests_limit=_first_float(headers, "anthropic-ratelimit-requests-limit"),
-            requests_remaining=_first_float(headers, "anthropic-ratelimit-requests-remaining"),
-            tokens_limit=_first_float(headers, *_TOKEN_HEADERS["limit"]),
-            tokens_remaining=_first_float(headers, *_TOKEN_HEADERS["remaining"]),
+            requests_limit=header_number(headers, "anthropic-ratelimit-requests-limit"),
+            requests_remaining=header_number(headers, "anthropic-ratelimit-requests-remaining"),
+            tokens_limit=header_number(headers, *_TOKEN_HEADERS["limit"]),
+            tokens_remaining=header_number(headers, *_TOKEN_HEADERS["remaining"]),
         )

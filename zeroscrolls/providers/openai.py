@@ -21,7 +21,7 @@ from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply, number_option
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
-from zeroscrolls.ratelimit import ServerLimits
+from zeroscrolls.ratelimit import ServerLimits, header_number
 from zeroscrolls.templates import PromptStyle
 
 log = logging.getLogger("zeroscrolls.providers")
@@ -38,13 +38,6 @@ def tokenizer_spec(value: str) -> str:
     if value in tiktoken.list_encoding_names():
         return f"tiktoken:{value}"
     return f"hf:{value}"
-
-
-def _float(headers: Mapping[str, str], name: str) -> float | None:
-    try:
-        return float(headers[name])
-    except (KeyError, ValueError):
-        return None
 
 
 class OpenAIProvider(APIProvider):
@@ -164,10 +157,10 @@ class OpenAIProvider(APIProvider):
 
     def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
         return ServerLimits(
-            requests_limit=_float(headers, "x-ratelimit-limit-requests"),
-            requests_remaining=_float(headers, "x-ratelimit-remaining-requests"),
-            tokens_limit=_float(headers, "x-ratelimit-limit-tokens"),
-            tokens_remaining=_float(headers, "x-ratelimit-remaining-tokens"),
+            requests_limit=header_number(headers, "x-ratelimit-limit-requests"),
+            requests_remaining=header_number(headers, "x-ratelimit-remaining-requests"),
+            tokens_limit=header_number(headers, "x-ratelimit-limit-tokens"),
+            tokens_remaining=header_number(headers, "x-ratelimit-remaining-tokens"),
         )
 
     def _missing_key_message(self) -> str:
