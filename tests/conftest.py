@@ -56,3 +56,11 @@ def api_server() -> Iterator[ApiServer]:
     received."""
     with ApiServer().running() as server:
         yield server
+
+
+@pytest.fixture
+def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file the providers of tests/providers_for_tests.py append each call to (ZS_TEST_CALLS)."""
+    path = tmp_path / "calls.log"
+    monkeypatch.setenv("ZS_TEST_CALLS", str(path))
+    return path

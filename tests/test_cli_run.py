@@ -22,13 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPTED = "tests.providers_for_tests:ScriptedProvider"
 
 
-@pytest.fixture
-def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "calls.log"
-    monkeypatch.setenv("ZS_TEST_CALLS", str(path))
-    return path
-
-
 def zs(*args: str) -> Result:
     return CliRunner().invoke(app, list(args))
 

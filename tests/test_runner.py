@@ -18,13 +18,6 @@ from zeroscrolls.runner import RunConfig, estimate, execute, plan_run, postproce
 PROVIDERS = "tests.providers_for_tests"
 
 
-@pytest.fixture
-def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "calls.log"
-    monkeypatch.setenv("ZS_TEST_CALLS", str(path))
-    return path
-
-
 def config(tmp_path: Path, provider: str = "ScriptedProvider", **fields: object) -> RunConfig:
     values: dict = {"model": "m", "provider": f"{PROVIDERS}:{provider}", "data": DataSource.parse("sample")}
     return RunConfig(**(values | {"output": tmp_path / "results"} | fields))
