@@ -26,7 +26,7 @@ from aiohttp import web
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
-from zeroscrolls.providers.base import Provider, Request
+from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.templates import load_templates
 from zeroscrolls.tokenizers import WhitespaceTokenizer
 from zeroscrolls.truncation import Truncator
@@ -371,3 +371,11 @@ def plan_requests(
         make_request(example, fit_example(example, templates[task], profile, truncator), profile, provider)
         for example in load_examples(task, split, DataSource.parse(data), templates)
     ]
+
+
+async def collect(provider: Provider, requests: list[Request]) -> list[Generation]:
+    """Every generation of `requests`, then the provider closed (as the runner does)."""
+    try:
+        return [g async for g in provider.generate(requests)]
+    finally:
+        await provider.aclose()

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from tests.api_server import GENEROUS_RPM, ApiServer, Fault, plan_requests
+from tests.api_server import GENEROUS_RPM, ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
 from zeroscrolls.models import REGISTRY
 from zeroscrolls.providers.anthropic import AnthropicProvider
-from zeroscrolls.providers.base import FatalProviderError, Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, Request
 from zeroscrolls.tasks import get_task
 
 KEY = "sk-ant-test-9a8b7c6d-unique-anthropic-key"
@@ -24,13 +24,6 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
     return api_server
-
-
-async def collect(provider: AnthropicProvider, requests: list[Request]) -> list[Generation]:
-    try:
-        return [g async for g in provider.generate(requests)]
-    finally:
-        await provider.aclose()
 
 
 def planned(provider: AnthropicProvider, tasks: tuple[str, ...], max_tokens: int = 8000) -> list[Request]:

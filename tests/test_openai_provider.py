@@ -8,11 +8,11 @@ from itertools import pairwise
 import pytest
 from typer.testing import CliRunner
 
-from tests.api_server import ApiServer, Fault, plan_requests
+from tests.api_server import ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY
-from zeroscrolls.providers.base import FatalProviderError, Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, Request
 from zeroscrolls.providers.openai import OpenAIProvider
 from zeroscrolls.tasks import get_task
 from zeroscrolls.tokenizers import load_tokenizer
@@ -28,13 +28,6 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
     api_server.count_tokens = load_tokenizer("tiktoken:cl100k_base").count
     return api_server
-
-
-async def collect(provider: OpenAIProvider, requests: list[Request]) -> list[Generation]:
-    try:
-        return [g async for g in provider.generate(requests)]
-    finally:
-        await provider.aclose()
 
 
 def cli_prompt(task: str, example_id: str, model: str, max_tokens: int, *extra: str) -> str:
