@@ -134,6 +134,7 @@ def test_missing_key_fails_before_any_request(
     assert result.exit_code == 2
     assert "no OPENAI_API_KEY in the environment" in " ".join(result.output.split())
     assert openai_server.received == []
+    assert not (tmp_path / "results").exists()  # nothing was done, so no run folder of unsent requests
 
 
 def test_refused_key_stops_the_run_and_is_written_nowhere(

@@ -111,9 +111,9 @@ def test_points_share_the_cache_and_a_second_sweep_makes_no_provider_call(
 def test_points_above_a_context_window_are_refused_before_anything_runs(tmp_path: Path) -> None:
     args = ["sweep", "--model", "naive,gpt-4", "--max-tokens", "4096,16384,32k", "--data", "sample"]
     result = CliRunner().invoke(app, [*args, "--output", str(tmp_path)])
-    assert isinstance(result.exception, UsageError)
-    message = str(result.exception)
-    assert message.startswith("2 of 6 sweep points refused, nothing was run")
+    assert result.exit_code == 2
+    message = result.stderr
+    assert message.startswith("error: 2 of 6 sweep points refused, nothing was run")
     assert "gpt-4 at 16384" in message and "gpt-4 at 32768" in message and "context window of 8192" in message
     assert not any(tmp_path.iterdir())
 

@@ -330,6 +330,7 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
         totals.output_tokens += g.output_tokens or 0
     stopped, fatal = None, False
     if misses:
+        plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
         try:
             not_run = _generate(plan, misses, cache, generations, totals, console)
         except FatalProviderError as exc:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -10,6 +13,36 @@ from rich.markup import escape
 
 from zeroscrolls.cli import cache, export, info, prompt, run, score, sweep
 from zeroscrolls.errors import UsageError
+
+
+def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A command whose `UsageError` prints as one line on stderr and exits 2, like typer's own parameter errors
+    (in the console script and under typer's CliRunner alike); ZEROSCROLLS_DEBUG=1 keeps the traceback."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except UsageError as exc:
+            if os.environ.get("ZEROSCROLLS_DEBUG"):
+                raise
+            # escape: messages quote commands such as pip install 'zeroscrolls[local]', which are not markup
+            Console(stderr=True, soft_wrap=True).print(
+                f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False
+            )
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def _wrap_commands(group: typer.Typer) -> None:
+    for command in group.registered_commands:
+        if command.callback is not None:
+            command.callback = one_line_errors(command.callback)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _wrap_commands(sub.typer_instance)
+
 
 app = typer.Typer(
     name="zeroscrolls",
@@ -20,17 +53,9 @@ app = typer.Typer(
 )
 for module in (info, prompt, run, score, cache, sweep, export):
     module.register(app)
+_wrap_commands(app)
 
 
 def main() -> None:
     """Console script entry point."""
-    try:
-        app()
-    except UsageError as exc:
-        if os.environ.get("ZEROSCROLLS_DEBUG"):
-            raise
-        # escape: messages quote commands such as pip install 'zeroscrolls[local]', which are not markup
-        Console(stderr=True, soft_wrap=True).print(
-            f"[red]error:[/red] {escape(str(exc))}", markup=True, highlight=False
-        )
-        raise SystemExit(2) from None
+    app()

@@ -108,6 +108,10 @@ class APIProvider(Provider):
     def _missing_key_message(self) -> str:
         return f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun"
 
+    def check_ready(self) -> None:
+        if not os.environ.get(self.key_env):
+            raise UsageError(self._missing_key_message())
+
     def _api_key(self) -> str:
         if self._stopped is not None:
             raise FatalProviderError(self._stopped)

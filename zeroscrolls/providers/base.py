@@ -167,6 +167,11 @@ class Provider(ABC):
             uncached * profile.input_price + cached_input_tokens * cached_price + output_tokens * profile.output_price
         ) / 1e6
 
+    def check_ready(self) -> None:
+        """Raise `UsageError` when nothing could be generated at all (e.g. no API key), so a run stops before it
+        plans work it cannot send or writes a run folder of failures; the default is ready."""
+        return None
+
     def protocol_notes(self, profile: ModelProfile) -> list[str]:
         """Ways this run departs from the official protocol (spec §3), for the manifest and report; [] = none."""
         return []
