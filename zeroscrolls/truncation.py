@@ -7,12 +7,18 @@ instruction, headers, query and response header are never cut. Every result carr
 from __future__ import annotations
 
 import re
+from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from zeroscrolls.errors import ExampleError
 from zeroscrolls.templates import PromptParts
 from zeroscrolls.tokenizers import TokenCounter, Tokenizer
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 CHAT_OVERHEAD = 9
 """spec §3.4: the official OpenAI runner keeps 9 fewer tokens for chat models (message framing)."""
@@ -48,27 +54,43 @@ class FittedPrompt:
     stop: str | None = None
 
 
+class _LRU(Generic[K, V]):
+    """A bounded map that forgets the least recently used entry."""
+
+    def __init__(self, size: int) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._size = size
+
+    def get(self, key: K, compute: Callable[[], V]) -> V:
+        value = self._items.get(key)
+        if value is None:
+            value = self._items[key] = compute()
+            if len(self._items) > self._size:
+                self._items.popitem(last=False)
+        else:
+            self._items.move_to_end(key)
+        return value
+
+
 class Truncator:
     """Truncates prompts with one tokenizer, remembering recent encodings so a sweep over budgets tokenizes each
-    text once."""
+    text once. Token ids are kept as 4-byte arrays (a Python list of ints costs about 9x more) and only for texts
+    that are sliced; for the rest only their counts."""
 
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
-        self._cache: OrderedDict[tuple[str, bool], list[int]] = OrderedDict()
-        self._cache_size = cache_size
+        self._ids: _LRU[tuple[str, bool], array[int]] = _LRU(cache_size)
+        self._counts: _LRU[tuple[str, bool], int] = _LRU(4 * cache_size)
 
-    def _encode(self, text: str, special: bool = False) -> list[int]:
-        key = (text, special)
-        ids = self._cache.get(key)
-        if ids is None:
-            assert isinstance(self.tokenizer, Tokenizer)
-            ids = self.tokenizer.encode(text, add_special_tokens=special)
-            self._cache[key] = ids
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(key)
-        return ids
+    def _encode(self, text: str, special: bool = False) -> array[int]:
+        assert isinstance(self.tokenizer, Tokenizer)
+        tokenizer = self.tokenizer
+        return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
+
+    def _count(self, text: str, special: bool = False) -> int:
+        assert isinstance(self.tokenizer, Tokenizer)
+        tokenizer = self.tokenizer
+        return self._counts.get((text, special), lambda: len(tokenizer.encode(text, add_special_tokens=special)))
 
     def fit(
         self,
@@ -93,7 +115,7 @@ class Truncator:
         return self._fit_decoder(parts, max_tokens, generation_budget, chat, where)
 
     def _document_tokens(self, parts: PromptParts) -> int:
-        return len(self._encode(parts.text[parts.document_start : parts.document_end]))
+        return self._count(parts.text[parts.document_start : parts.document_end])
 
     def _fit_decoder(self, parts: PromptParts, max_tokens: int, budget: int, chat: bool, where: str):
         ids = self._encode(parts.text)
@@ -107,15 +129,15 @@ class Truncator:
                 prefill=parts.prefill,
                 stop=parts.stop,
             )
-        suffix_tokens = len(self._encode(parts.suffix))
+        suffix_tokens = self._count(parts.suffix)
         keep = max_tokens - suffix_tokens - budget - 1 - (CHAT_OVERHEAD if chat else 0)
-        head_tokens = len(self._encode(parts.text[: parts.document_start]))
+        head_tokens = self._count(parts.text[: parts.document_start])
         if keep < head_tokens:
             raise self._too_small(where, max_tokens, budget, head_tokens + suffix_tokens)
-        head = self.tokenizer.decode(ids[:keep])
+        head = self.tokenizer.decode(ids[:keep].tolist())
         kept_document = head[parts.document_start :]
         text = head + parts.suffix
-        record = TruncationRecord(doc_tokens, keep - head_tokens, True, len(self._encode(text)))
+        record = TruncationRecord(doc_tokens, keep - head_tokens, True, len(self.tokenizer.encode(text)))
         return FittedPrompt(text, record, kept_document, prefill=parts.prefill, stop=parts.stop)
 
     def _fit_seq2seq(self, parts: PromptParts, max_tokens: int, where: str) -> FittedPrompt:
@@ -126,11 +148,11 @@ class Truncator:
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
             return FittedPrompt(parts.text, record, document, token_ids=tuple(ids))
         suffix_ids = self._encode(parts.suffix, special=True)
-        head_tokens = len(self._encode(parts.text[: parts.document_start]))
+        head_tokens = self._count(parts.text[: parts.document_start])
         room = max_tokens - len(suffix_ids)
         if room < head_tokens:
             raise self._too_small(where, max_tokens, 0, head_tokens + len(suffix_ids))
-        prefix_ids = self._encode(parts.text[: parts.query_start], special=True)[:room]
+        prefix_ids = self._encode(parts.text[: parts.query_start], special=True)[:room].tolist()
         head = self.tokenizer.decode(prefix_ids)
         token_ids = tuple(prefix_ids) + tuple(suffix_ids)
         record = TruncationRecord(doc_tokens, room - head_tokens, True, len(token_ids))
