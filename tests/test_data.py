@@ -153,3 +153,18 @@ def test_no_network_says_how_to_pass_data(tmp_path: Path) -> None:
     assert "--data DIR" in out.stderr
     assert "Traceback" not in out.stderr
     assert out.stdout == ""
+
+
+def test_a_hub_run_records_the_revision_without_a_second_request(tmp_path: Path) -> None:
+    rows = synthetic_rows("musique", 2)
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0",
+                        "ZEROSCROLLS_CACHE": str(tmp_path / "cache.sqlite")}  # fmt: skip
+    with serve_dataset("tau/zero_scrolls", {"musique.zip": _zip_of("musique", rows)}) as (endpoint, requests):
+        env["HF_ENDPOINT"] = endpoint
+        cmd = [sys.executable, "-m", "zeroscrolls.cli", "run", "--model", "naive", "--data", "hub",
+               "--tasks", "musique", "--output", str(tmp_path / "results"), "--run-name", "hub"]  # fmt: skip
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+        assert out.returncode == 0, out.stderr
+        assert len([r for r in requests if r.startswith("HEAD ")]) == 1
+    manifest = json.loads((tmp_path / "results" / "hub" / "manifest.json").read_text("utf-8"))
+    assert manifest["data"]["revision"] == {"musique": COMMIT}

@@ -102,14 +102,19 @@ class DataSource:
         return [t for t in TASKS if self.task_file(t, split) is not None]
 
 
-def fetch_hub_task(task: str, revision: str | None = None) -> Path:
+def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool = False) -> Path:
     """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
-    and tokens apply) and unpack it once next to the cached file; returns the folder holding `<task>/`."""
+    and tokens apply) and unpack it once next to the cached file; returns the folder holding `<task>/`.
+    `local_only` resolves from the cache alone (no request)."""
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
     try:
-        zip_path = Path(hf_hub_download(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision))
+        zip_path = Path(
+            hf_hub_download(
+                HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision, local_files_only=local_only
+            )
+        )
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as exc:
         raise UsageError(
             f"could not fetch {task}.zip from the Hugging Face Hub dataset {HUB_REPO} ({type(exc).__name__}: "
@@ -130,10 +135,11 @@ def fetch_hub_task(task: str, revision: str | None = None) -> Path:
 
 
 def hub_revision(source: DataSource, task: str) -> str | None:
-    """The commit the Hub files were resolved to (the snapshot folder's name), for the run manifest."""
+    """The commit the Hub files were resolved to (the snapshot folder's name), for the run manifest; read from the
+    cache the run's data came from, so it costs no second request."""
     if source.kind != "hub":
         return None
-    return fetch_hub_task(task, source.revision).parent.name
+    return fetch_hub_task(task, source.revision, local_only=True).parent.name
 
 
 def derive_spans(text: str, context_header: str, query_header: str | None, response_header: str):
