@@ -33,20 +33,20 @@ def serve_dataset(repo: str, files: dict[str, bytes]) -> Iterator[tuple[str, lis
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
 
-        def do_HEAD(self) -> None:
+        def _serve(self, with_body: bool) -> None:
             body = self._file()
             if body is None:
                 self.send_error(404)
                 return
             self._headers(body)
+            if with_body:
+                self.wfile.write(body)
+
+        def do_HEAD(self) -> None:
+            self._serve(with_body=False)
 
         def do_GET(self) -> None:
-            body = self._file()
-            if body is None:
-                self.send_error(404)
-                return
-            self._headers(body)
-            self.wfile.write(body)
+            self._serve(with_body=True)
 
         def log_message(self, format: str, *args: object) -> None:
             return None
