@@ -8,8 +8,10 @@ the engine's `max_model_len` can be sized to the longest request.
 Encoder-decoder models (Flan-T5, Flan-UL2, T0pp) are refused before vLLM is imported: vLLM removed its
 encoder-decoder runner with the V0 engine (vllm-project/vllm PR #24907, "Remove V0 Encoder-Decoder Support", merged
 September 2025 for v0.11.0: "Whisper will be the only encoder-decoder model supported"), and its Transformers
-backend serves encoder-only and decoder-only architectures only (docs/models/supported_models.md). They run through
-`--provider hf`.
+backend serves encoder-only and decoder-only architectures only (docs/models/supported_models.md). The 0.33.0 release
+still has no T5 architecture in its model registry, sends BART to the out-of-tree bart-plugin, and its Transformers
+backend treats a text model with encoder layers as encoder-only ("vLLM does not support encoder-decoder models").
+They run through `--provider hf`.
 """
 
 from __future__ import annotations
