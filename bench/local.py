@@ -6,7 +6,7 @@ chat template), in automatic length-sorted batches vs one request at a time. Tar
 GPU (`--model DIR --device cuda`): the same requests through `hf` (transformers' generate, length-sorted batches)
 and `vllm` (the offline engine, one call) on one decoder model; an encoder-decoder model (Flan-T5, UL2, T0pp) runs
 through `hf` only, since vLLM no longer serves them. Target: vLLM at least 5x the tokens/s of HF on a decoder.
-Weights can be random (`save_pretrained` of a config): throughput does not depend on their values.
+Weights can be random (`bench/random_model.py` builds real shapes): throughput does not depend on their values.
 
     python bench/local.py
     python bench/local.py --model /models/llama-3.1-8b --device cuda --max-tokens 8192 --requests 128

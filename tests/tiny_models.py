@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 TINY_CORPUS = [
@@ -14,9 +15,10 @@ TINY_CORPUS = [
 ]
 
 
-def build_tiny_t5_tokenizer(path: Path) -> Path:
-    """A T5-style tokenizer at `path`: byte-level BPE (exact round trip of any text), `</s>` appended to every
-    encoded sequence by the post-processor, `<pad>` id 0, `</s>` id 1, `<unk>` id 2, as in T5."""
+def build_tiny_t5_tokenizer(path: Path, corpus: Iterable[str] = TINY_CORPUS, vocab_size: int = 400) -> Path:
+    """A T5-style tokenizer at `path`: byte-level BPE trained on `corpus` (exact round trip of any text), `</s>`
+    appended to every encoded sequence by the post-processor, `<pad>` id 0, `</s>` id 1, `<unk>` id 2, as in T5.
+    The vocabulary stops short of `vocab_size` when the corpus has no more pairs to merge."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -24,12 +26,12 @@ def build_tiny_t5_tokenizer(path: Path) -> Path:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=400,
+        vocab_size=vocab_size,
         special_tokens=["<pad>", "</s>", "<unk>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(TINY_CORPUS, trainer=trainer)
+    tok.train_from_iterator(corpus, trainer=trainer)
     eos_id = tok.token_to_id("</s>")
     tok.post_processor = processors.TemplateProcessing(
         single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", eos_id)]
