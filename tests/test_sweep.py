@@ -223,3 +223,27 @@ def test_a_test_split_sweep_reports_truncation_without_scores(tmp_path: Path) ->
     assert frame.score.isna().all() and list(frame.truncated_share) == [1.0, 1.0]
     assert not (tmp_path / "t" / "score_vs_budget.png").exists() and (tmp_path / "t" / "kept_vs_budget.png").exists()
     assert "nothing scored" in (tmp_path / "t" / "report.md").read_text()
+
+
+PROVIDER_FLAGS = [
+    "--base-url", "http://127.0.0.1:1/v1", "--api-key-env", "KEY_VAR", "--tokenizer", "cl100k_base",
+    "--reasoning-budget", "64", "--max-retries", "2", "--rpm", "10", "--tpm", "1000", "--batch-size", "4",
+    "--device", "cpu", "--dtype", "float32", "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2",
+    "--distributed-executor-backend", "ray", "--max-model-len", "4096", "--gpu-memory-utilization", "0.5",
+]  # fmt: skip
+
+
+def test_run_and_sweep_pass_the_same_provider_options(tmp_path: Path) -> None:
+    common = ["--provider", "tests.providers_for_tests:ScriptedProvider", "--model", "m", "--data", "sample"]
+    common += ["--tasks", "quality", "--limit", "1", "--output", str(tmp_path), "--no-cache", *PROVIDER_FLAGS]
+    ran = CliRunner().invoke(app, ["run", *common, "--max-tokens", "2048", "--run-name", "r"])
+    swept = CliRunner().invoke(app, ["sweep", *common, "--max-tokens", "2048,4096", "--sweep-name", "s"])
+    assert ran.exit_code == 0 and swept.exit_code == 0, ran.output + swept.output
+
+    def options(manifest: Path) -> dict[str, object]:
+        return json.loads(manifest.read_text())["provider"]["options"]
+
+    expected = options(tmp_path / "r" / "manifest.json")
+    assert len(expected) == len(PROVIDER_FLAGS) // 2  # every flag, as the provider received it
+    points = sorted((tmp_path / "s").glob("*/manifest.json"))
+    assert len(points) == 2 and all(options(point) == expected for point in points)

@@ -67,3 +67,37 @@ DeviceOption = Annotated[str | None, typer.Option("--device", help="cpu, cuda, c
 BatchSizeOption = Annotated[
     int | None, typer.Option("--batch-size", help="Generation batch size.", rich_help_panel=LOCAL)
 ]
+DtypeOption = Annotated[str | None, typer.Option("--dtype", help="float16, bfloat16, float32.", rich_help_panel=LOCAL)]
+TensorParallelOption = Annotated[
+    int | None, typer.Option("--tensor-parallel-size", help="GPUs per vLLM engine.", rich_help_panel=LOCAL)
+]
+PipelineParallelOption = Annotated[
+    int | None,
+    typer.Option("--pipeline-parallel-size", help="Pipeline stages of a vLLM engine.", rich_help_panel=LOCAL),
+]
+ExecutorBackendOption = Annotated[
+    str | None,
+    typer.Option("--distributed-executor-backend", help="vLLM executor: mp (one node) or ray.", rich_help_panel=LOCAL),
+]
+MaxModelLenOption = Annotated[
+    int | None, typer.Option("--max-model-len", help="vLLM context length.", rich_help_panel=LOCAL)
+]
+GpuMemoryOption = Annotated[
+    float | None,
+    typer.Option("--gpu-memory-utilization", help="Share of GPU memory vLLM may use.", rich_help_panel=LOCAL),
+]
+ReasoningBudgetOption = Annotated[
+    int | None,
+    typer.Option("--reasoning-budget", help="Extra output tokens for reasoning models.", rich_help_panel=API),
+]
+MaxRetriesOption = Annotated[
+    int | None, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts.", rich_help_panel=API)
+]
+RpmOption = Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)]
+TpmOption = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)]
+
+
+def provider_options(**values: object) -> dict[str, object]:
+    """The provider options the user set, as keywords for the provider's constructor. A provider ignores the ones
+    it does not use (an API provider has no --device); unset ones keep the provider's defaults."""
+    return {name: value for name, value in values.items() if value is not None}

@@ -12,8 +12,6 @@ from rich.markup import escape
 
 from zeroscrolls.cache import open_cache
 from zeroscrolls.cli.options import (
-    API,
-    LOCAL,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchSizeOption,
@@ -21,15 +19,26 @@ from zeroscrolls.cli.options import (
     ConcurrencyOption,
     DataOption,
     DeviceOption,
+    DtypeOption,
+    ExecutorBackendOption,
+    GpuMemoryOption,
     LimitOption,
+    MaxModelLenOption,
+    MaxRetriesOption,
     MaxTokensOption,
     ModelOption,
     NoCacheOption,
+    PipelineParallelOption,
     PromptsOption,
     ProviderOption,
+    ReasoningBudgetOption,
+    RpmOption,
     SplitOption,
     TasksOption,
+    TensorParallelOption,
     TokenizerOption,
+    TpmOption,
+    provider_options,
 )
 from zeroscrolls.data import DataSource
 from zeroscrolls.runner import NOT_SENT, RunConfig, RunResult, estimate, estimate_table, execute, plan_run
@@ -63,40 +72,18 @@ def run(
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     tokenizer: TokenizerOption = None,
-    reasoning_budget: Annotated[
-        int | None,
-        typer.Option("--reasoning-budget", help="Extra output tokens for reasoning models.", rich_help_panel=API),
-    ] = None,
-    max_retries: Annotated[
-        int | None, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts.", rich_help_panel=API)
-    ] = None,
-    rpm: Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)] = None,
-    tpm: Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)] = None,
+    reasoning_budget: ReasoningBudgetOption = None,
+    max_retries: MaxRetriesOption = None,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     batch_size: BatchSizeOption = None,
     device: DeviceOption = None,
-    dtype: Annotated[
-        str | None, typer.Option("--dtype", help="float16, bfloat16, float32.", rich_help_panel=LOCAL)
-    ] = None,
-    tensor_parallel_size: Annotated[
-        int | None, typer.Option("--tensor-parallel-size", help="GPUs per vLLM engine.", rich_help_panel=LOCAL)
-    ] = None,
-    pipeline_parallel_size: Annotated[
-        int | None,
-        typer.Option("--pipeline-parallel-size", help="Pipeline stages of a vLLM engine.", rich_help_panel=LOCAL),
-    ] = None,
-    distributed_executor_backend: Annotated[
-        str | None,
-        typer.Option(
-            "--distributed-executor-backend", help="vLLM executor: mp (one node) or ray.", rich_help_panel=LOCAL
-        ),
-    ] = None,
-    max_model_len: Annotated[
-        int | None, typer.Option("--max-model-len", help="vLLM context length.", rich_help_panel=LOCAL)
-    ] = None,
-    gpu_memory_utilization: Annotated[
-        float | None,
-        typer.Option("--gpu-memory-utilization", help="Share of GPU memory vLLM may use.", rich_help_panel=LOCAL),
-    ] = None,
+    dtype: DtypeOption = None,
+    tensor_parallel_size: TensorParallelOption = None,
+    pipeline_parallel_size: PipelineParallelOption = None,
+    distributed_executor_backend: ExecutorBackendOption = None,
+    max_model_len: MaxModelLenOption = None,
+    gpu_memory_utilization: GpuMemoryOption = None,
 ) -> None:
     """Run the benchmark: build and truncate every prompt, generate what the cache lacks, write predictions,
     records, scores and a report to results/<run-name>/. Rerunning the same command resumes for free.
@@ -106,29 +93,23 @@ def run(
 
     Example: zeroscrolls run --model naive --data sample
     """
-    # The provider options the user set go to the provider's constructor as keywords; a provider ignores the
-    # ones it does not use (an API provider has no --device), and unset ones keep the provider's defaults.
-    provider_options = {
-        name: value
-        for name, value in {
-            "base_url": base_url,
-            "api_key_env": api_key_env,
-            "tokenizer": tokenizer,
-            "reasoning_budget": reasoning_budget,
-            "max_retries": max_retries,
-            "rpm": rpm,
-            "tpm": tpm,
-            "batch_size": batch_size,
-            "device": device,
-            "dtype": dtype,
-            "tensor_parallel_size": tensor_parallel_size,
-            "pipeline_parallel_size": pipeline_parallel_size,
-            "distributed_executor_backend": distributed_executor_backend,
-            "max_model_len": max_model_len,
-            "gpu_memory_utilization": gpu_memory_utilization,
-        }.items()
-        if value is not None
-    }
+    options = provider_options(
+        base_url=base_url,
+        api_key_env=api_key_env,
+        tokenizer=tokenizer,
+        reasoning_budget=reasoning_budget,
+        max_retries=max_retries,
+        rpm=rpm,
+        tpm=tpm,
+        batch_size=batch_size,
+        device=device,
+        dtype=dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
+        distributed_executor_backend=distributed_executor_backend,
+        max_model_len=max_model_len,
+        gpu_memory_utilization=gpu_memory_utilization,
+    )
     config = RunConfig(
         model=model,
         provider=provider,
@@ -143,7 +124,7 @@ def run(
         concurrency=concurrency,
         max_cost=max_cost,
         seed=seed,
-        provider_options=provider_options,
+        provider_options=options,
         command=("zeroscrolls", *sys.argv[1:]),
     )
     err = Console(stderr=True, highlight=False)

@@ -24,13 +24,24 @@ from zeroscrolls.cli.options import (
     ConcurrencyOption,
     DataOption,
     DeviceOption,
+    DtypeOption,
+    ExecutorBackendOption,
+    GpuMemoryOption,
     LimitOption,
+    MaxModelLenOption,
+    MaxRetriesOption,
     NoCacheOption,
+    PipelineParallelOption,
     PromptsOption,
     ProviderOption,
+    ReasoningBudgetOption,
+    RpmOption,
     SplitOption,
     TasksOption,
+    TensorParallelOption,
     TokenizerOption,
+    TpmOption,
+    provider_options,
 )
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
@@ -78,16 +89,41 @@ def sweep(
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     tokenizer: TokenizerOption = None,
-    device: DeviceOption = None,
+    reasoning_budget: ReasoningBudgetOption = None,
+    max_retries: MaxRetriesOption = None,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     batch_size: BatchSizeOption = None,
+    device: DeviceOption = None,
+    dtype: DtypeOption = None,
+    tensor_parallel_size: TensorParallelOption = None,
+    pipeline_parallel_size: PipelineParallelOption = None,
+    distributed_executor_backend: ExecutorBackendOption = None,
+    max_model_len: MaxModelLenOption = None,
+    gpu_memory_utilization: GpuMemoryOption = None,
 ) -> None:
     """Run every (model, budget) point, sharing the cache, then write sweep.csv, plots and report.md to
     results/<sweep-name>/. All points are checked against the models' context windows before anything runs.
 
     Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
     """
-    options = {"base_url": base_url, "api_key_env": api_key_env, "tokenizer": tokenizer}
-    options |= {"device": device, "batch_size": batch_size}
+    options = provider_options(
+        base_url=base_url,
+        api_key_env=api_key_env,
+        tokenizer=tokenizer,
+        reasoning_budget=reasoning_budget,
+        max_retries=max_retries,
+        rpm=rpm,
+        tpm=tpm,
+        batch_size=batch_size,
+        device=device,
+        dtype=dtype,
+        tensor_parallel_size=tensor_parallel_size,
+        pipeline_parallel_size=pipeline_parallel_size,
+        distributed_executor_backend=distributed_executor_backend,
+        max_model_len=max_model_len,
+        gpu_memory_utilization=gpu_memory_utilization,
+    )
     models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
     if not models:
         raise UsageError("--model needs at least one model name")
@@ -105,7 +141,7 @@ def sweep(
             output=output,
             concurrency=concurrency,
             seed=seed,
-            provider_options={k: v for k, v in options.items() if v is not None},
+            provider_options=options,
             command=("zeroscrolls", *sys.argv[1:]),
         ),
         name=sweep_name,
