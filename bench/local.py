@@ -160,7 +160,12 @@ def one_model(args: argparse.Namespace) -> None:
             else:
                 from zeroscrolls.providers.vllm import VLLMProvider
 
-                provider = VLLMProvider(dtype=args.dtype, tensor_parallel_size=args.tensor_parallel_size)
+                provider = VLLMProvider(
+                    max_model_len=args.max_tokens,  # the warm-up call must not size the engine to its one request
+                    dtype=args.dtype,
+                    tensor_parallel_size=args.tensor_parallel_size,
+                    gpu_memory_utilization=args.gpu_memory_utilization,
+                )
                 label = "vllm, one generate call"
             planned = sample_requests(provider, args.model, args.max_tokens, args.requests, args.new_tokens)
         except UsageError as exc:
@@ -184,6 +189,9 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=None, help="hf batch size (default: automatic)")
     parser.add_argument("--engines", default="hf,vllm", help="for decoder models: hf, vllm or both")
     parser.add_argument("--tensor-parallel-size", type=int, default=None)
+    parser.add_argument(
+        "--gpu-memory-utilization", type=float, default=None, help="vllm's share of GPU memory (CPU build: of RAM)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per engine; the fastest is shown")
     args = parser.parse_args()
     if args.model is None:

