@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -97,7 +98,28 @@ RpmOption = Annotated[int | None, typer.Option("--rpm", help="Requests per minut
 TpmOption = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)]
 
 
-def provider_options(**values: object) -> dict[str, object]:
-    """The provider options the user set, as keywords for the provider's constructor. A provider ignores the ones
-    it does not use (an API provider has no --device); unset ones keep the provider's defaults."""
-    return {name: value for name, value in values.items() if value is not None}
+PROVIDER_OPTION_NAMES = (
+    "base_url",
+    "api_key_env",
+    "tokenizer",
+    "reasoning_budget",
+    "max_retries",
+    "rpm",
+    "tpm",
+    "batch_size",
+    "device",
+    "dtype",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "distributed_executor_backend",
+    "max_model_len",
+    "gpu_memory_utilization",
+)
+"""The parameters `run` and `sweep` both declare with the options above and hand to the provider."""
+
+
+def provider_options(parameters: Mapping[str, object]) -> dict[str, object]:
+    """The provider options the user set among a command's `parameters` (its `locals()`), as keywords for the
+    provider's constructor. A provider ignores the ones it does not use (an API provider has no --device); unset
+    ones keep the provider's defaults."""
+    return {name: parameters[name] for name in PROVIDER_OPTION_NAMES if parameters[name] is not None}

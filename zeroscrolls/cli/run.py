@@ -93,23 +93,7 @@ def run(
 
     Example: zeroscrolls run --model naive --data sample
     """
-    options = provider_options(
-        base_url=base_url,
-        api_key_env=api_key_env,
-        tokenizer=tokenizer,
-        reasoning_budget=reasoning_budget,
-        max_retries=max_retries,
-        rpm=rpm,
-        tpm=tpm,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        tensor_parallel_size=tensor_parallel_size,
-        pipeline_parallel_size=pipeline_parallel_size,
-        distributed_executor_backend=distributed_executor_backend,
-        max_model_len=max_model_len,
-        gpu_memory_utilization=gpu_memory_utilization,
-    )
+    options = provider_options(locals())
     config = RunConfig(
         model=model,
         provider=provider,
