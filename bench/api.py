@@ -9,7 +9,7 @@
 
 Prompts are real validation rows (9 per task, 63 requests) for gpt-4 at 8192 tokens, truncated officially.
 
-    python bench/api.py            (from the repository root; needs ../shared/data/zeroscrolls)
+    python bench/api.py            (from the repository root; reads tests/data/zeroscrolls)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from zeroscrolls.runner import Plan, RunConfig, execute, plan_run  # noqa: E402
 from zeroscrolls.scheduler import CostCap, OnGeneration, generate_all  # noqa: E402
 from zeroscrolls.tokenizers import load_tokenizer  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "zeroscrolls"
+REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 LATENCY_S = 0.3
 OFFICIAL_SLEEP_S = 0.5
 PER_TASK = 9
@@ -112,7 +112,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         data = work / "data"
-        write_rows(official_rows(SHARED), data)
+        write_rows(official_rows(REAL_DATA), data)
         counter = load_tokenizer("tiktoken:cl100k_base")
         with ApiServer(latency=LATENCY_S, count_tokens=counter.count).running() as server:
             plan = plan_run(config(data, work, server))

@@ -5,7 +5,7 @@ Target: under 2 s for the whole set per budget on a 2-core machine. Each budget 
 (no encodings remembered); the last line times a sweep over both budgets sharing one `Truncator`, as
 `zeroscrolls sweep` does. Loading the encoding is timed on its own.
 
-    python bench/prompts.py [SHARED_DATA]   # default: ../shared/data/zeroscrolls next to the repository
+    python bench/prompts.py [REAL_DATA]   # default: tests/data/zeroscrolls (the 130 real validation rows)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ then warm cache; (b) the runner's own overhead per request with a provider that 
 
 Targets: (a) a warm rerun of everything in under 2 s with zero provider calls; (b) under 1 ms per request.
 
-    python bench/runner.py            (from the repository root; needs ../shared/data/zeroscrolls)
+    python bench/runner.py            (from the repository root; reads tests/data/zeroscrolls)
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from zeroscrolls.data import DataSource  # noqa: E402
 from zeroscrolls.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
 from zeroscrolls.templates import load_templates  # noqa: E402
 
-SHARED = ROOT.parent / "shared" / "data" / "zeroscrolls"
+REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 OVERHEAD_REQUESTS = 10_000
 QUIET = Console(stderr=True, quiet=True)
 
@@ -42,7 +42,7 @@ def timed_run(config: RunConfig, cache: GenerationCache | None) -> tuple[float, 
 
 def real_rows_pipeline(work: Path) -> None:
     data = work / "real"
-    write_rows(official_rows(SHARED), data)
+    write_rows(official_rows(REAL_DATA), data)
     config = RunConfig(model="naive", data=DataSource.parse(str(data)), output=work / "results")
     cache_path = work / "real.sqlite"
     print("(a) naive provider, all real validation rows (7 tasks), in-process")

@@ -4,7 +4,7 @@ Target: under 1 s per full scoring (`scoring.score_benchmark`: metrics, per-exam
 For context it also times one pass of the summarization pairs through rouge_score's own `RougeScorer` with
 rougeL, whose pure-Python LCS table is what `metrics.rouge` replaces with rapidfuzz.
 
-    python bench/scoring.py [SHARED_DATA]   # default: ../shared/data/zeroscrolls next to the repository
+    python bench/scoring.py [REAL_DATA]   # default: tests/data/zeroscrolls (the 130 real validation rows)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from zeroscrolls.tasks import Category, get_task
 from zeroscrolls.templates import load_templates
 
 REPETITIONS = 10
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "zeroscrolls"
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "zeroscrolls"
 
 
 def real_examples(data: Path) -> dict[str, list[Example]]:
@@ -62,7 +62,9 @@ def seconds_per_scoring(predictions: dict[str, dict[str, str]], examples: dict[s
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="the shared real-data folder")
+    parser.add_argument(
+        "data", nargs="?", type=Path, default=DEFAULT_DATA, help="the real-data folder (validation_inputs_and_gold/)"
+    )
     examples = real_examples(parser.parse_args().data)
     rows = sum(len(v) for v in examples.values())
     gold = {task: {ex.id: ex.outputs[0] for ex in exs} for task, exs in examples.items()}

@@ -23,7 +23,7 @@ from zeroscrolls.templates import PromptStyle, Template, load_templates
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 from zeroscrolls.truncation import Truncator
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "zeroscrolls" / "validation_inputs_and_gold"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "zeroscrolls" / "validation_inputs_and_gold"
 BUDGETS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]
 
 

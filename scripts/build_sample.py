@@ -1,7 +1,7 @@
-"""Rebuild the bundled sample (zeroscrolls/data/sample/) from the real validation rows in shared/data.
+"""Rebuild the bundled sample (zeroscrolls/data/sample/) from the real validation rows in tests/data.
 
 Takes the two shortest inputs per task, derives the official index fields from the text (spec §2.2) and writes
-rows in the official layout (spec §2.1). Usage: python scripts/build_sample.py ../shared/data/zeroscrolls
+rows in the official layout (spec §2.1). Usage: python scripts/build_sample.py tests/data/zeroscrolls
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from zeroscrolls.templates import load_templates
 PER_TASK = 2
 
 
-def official_rows(shared: Path, per_task: int | None = None) -> dict[str, list[dict]]:
+def official_rows(real_data: Path, per_task: int | None = None) -> dict[str, list[dict]]:
     """Task -> real validation rows in the official layout (index fields derived), the `per_task` shortest
     inputs of each task (all when None), in file order."""
     templates = load_templates()
-    folder = shared / "validation_inputs_and_gold"
+    folder = real_data / "validation_inputs_and_gold"
     by_task = {}
     for input_file in sorted(folder.glob("input_*.json")):
         task = input_file.stem.removeprefix("input_")
@@ -60,8 +60,8 @@ def write_rows(rows_by_task: dict[str, list[dict]], out: Path, split: str = "val
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def main(shared: Path, out: Path) -> None:
-    write_rows(official_rows(shared, PER_TASK), out)
+def main(real_data: Path, out: Path) -> None:
+    write_rows(official_rows(real_data, PER_TASK), out)
 
 
 if __name__ == "__main__":

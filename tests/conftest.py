@@ -18,7 +18,7 @@ os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="zeroscrolls-tests-hf-")
 from tests.api_server import ApiServer
 from tests.synthetic import write_synthetic_tasks
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "zeroscrolls"
+REAL_DATA = Path(__file__).resolve().parent / "data" / "zeroscrolls"
 REAL_TASKS = ("gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "narrative_qa", "quality")
 
 
@@ -36,11 +36,9 @@ def isolated_state(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    """The real validation inputs and golds next to the project (../shared/data/zeroscrolls)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"real data not found at {SHARED_DATA}; the tests need ../shared next to the project")
-    return SHARED_DATA
+def real_data_dir() -> Path:
+    """The 130 real validation inputs and golds the tests carry (tests/data/zeroscrolls, provenance in SOURCES.md)."""
+    return REAL_DATA
 
 
 @pytest.fixture

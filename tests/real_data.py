@@ -1,4 +1,4 @@
-"""The real validation inputs and golds of ../shared/data/zeroscrolls as a data folder and as prediction sets."""
+"""The real validation inputs and golds of tests/data/zeroscrolls as a data folder and as prediction sets."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from pathlib import Path
 from tests.conftest import REAL_TASKS
 
 
-def real_golds(shared_data: Path, task: str) -> dict[str, str]:
+def real_golds(real_data_dir: Path, task: str) -> dict[str, str]:
     """`{id: gold}` of one of the seven tasks with public validation rows."""
-    return json.loads((shared_data / "validation_inputs_and_gold" / f"output_{task}.json").read_text("utf-8"))
+    return json.loads((real_data_dir / "validation_inputs_and_gold" / f"output_{task}.json").read_text("utf-8"))
 
 
-def write_real_tasks(shared_data: Path, root: Path) -> Path:
+def write_real_tasks(real_data_dir: Path, root: Path) -> Path:
     """A data folder `<task>/validation.jsonl` with the 130 real rows (no index fields: spans are derived)."""
     for task in REAL_TASKS:
-        inputs = json.loads((shared_data / "validation_inputs_and_gold" / f"input_{task}.json").read_text("utf-8"))
-        golds = real_golds(shared_data, task)
+        inputs = json.loads((real_data_dir / "validation_inputs_and_gold" / f"input_{task}.json").read_text("utf-8"))
+        golds = real_golds(real_data_dir, task)
         (root / task).mkdir(parents=True)
         with (root / task / "validation.jsonl").open("w", encoding="utf-8") as fh:
             for example_id, text in inputs.items():

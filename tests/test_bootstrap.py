@@ -15,9 +15,9 @@ from zeroscrolls.bootstrap import Bootstrap, resample_scores
 from zeroscrolls.metrics import aggregate, score_examples
 
 
-def shuffled_gold_scores(shared_data: Path, task: str) -> dict[str, dict[str, float]]:
+def shuffled_gold_scores(real_data_dir: Path, task: str) -> dict[str, dict[str, float]]:
     """Per-example scores of each real gold predicted by another example's gold (low, varied scores)."""
-    golds = json.loads((shared_data / "validation_inputs_and_gold" / f"output_{task}.json").read_text("utf-8"))
+    golds = json.loads((real_data_dir / "validation_inputs_and_gold" / f"output_{task}.json").read_text("utf-8"))
     ids = list(golds)
     rotated = ids[1:] + ids[:1]
     predictions = {i: golds[j] for i, j in zip(ids, rotated, strict=True)}
@@ -26,8 +26,8 @@ def shuffled_gold_scores(shared_data: Path, task: str) -> dict[str, dict[str, fl
 
 
 @pytest.fixture(scope="module")
-def real_scores(shared_data: Path) -> dict[str, dict[str, dict[str, float]]]:
-    return {task: shuffled_gold_scores(shared_data, task) for task in REAL_TASKS}
+def real_scores(real_data_dir: Path) -> dict[str, dict[str, dict[str, float]]]:
+    return {task: shuffled_gold_scores(real_data_dir, task) for task in REAL_TASKS}
 
 
 def test_intervals_are_seeded_and_contain_the_estimate(real_scores: dict) -> None:

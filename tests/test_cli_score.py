@@ -19,17 +19,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def data_dir(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_real_tasks(shared_data, tmp_path_factory.mktemp("data"))
+def data_dir(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_real_tasks(real_data_dir, tmp_path_factory.mktemp("data"))
 
 
 @pytest.fixture
-def run_folder(shared_data: Path, tmp_path: Path) -> Path:
+def run_folder(real_data_dir: Path, tmp_path: Path) -> Path:
     """A run folder whose predictions are other examples' golds (so scores are low but real)."""
     predictions = tmp_path / "run" / "predictions"
     predictions.mkdir(parents=True)
     for task in REAL_TASKS:
-        (predictions / f"{task}.json").write_text(json.dumps(rotated(real_golds(shared_data, task))), "utf-8")
+        (predictions / f"{task}.json").write_text(json.dumps(rotated(real_golds(real_data_dir, task))), "utf-8")
     return tmp_path / "run"
 
 
@@ -40,14 +40,14 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return out
 
 
-def test_json_is_one_object_equal_to_metrics_score(run_folder: Path, data_dir: Path, shared_data: Path) -> None:
+def test_json_is_one_object_equal_to_metrics_score(run_folder: Path, data_dir: Path, real_data_dir: Path) -> None:
     result = CliRunner().invoke(app, ["score", str(run_folder), "--data", str(data_dir), "--json"])
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     printed = json.loads(result.stdout)
     assert list(printed) == list(REAL_TASKS)
     for task in REAL_TASKS:
-        golds = real_golds(shared_data, task)
+        golds = real_golds(real_data_dir, task)
         assert printed[task] == score(task, rotated(golds), {i: [g] for i, g in golds.items()})
 
 
@@ -67,7 +67,7 @@ def test_table_shows_scores_coverage_and_partial_mean(run_folder: Path, data_dir
     assert "partial mean" in result.stdout and "no ZeroSCROLLS score" in result.stdout
 
 
-def test_missing_ids_are_reported_and_excluded(run_folder: Path, data_dir: Path, shared_data: Path) -> None:
+def test_missing_ids_are_reported_and_excluded(run_folder: Path, data_dir: Path, real_data_dir: Path) -> None:
     path = run_folder / "predictions" / "qasper.json"
     predictions = json.loads(path.read_text("utf-8"))
     dropped = list(predictions)[:2]
@@ -77,7 +77,7 @@ def test_missing_ids_are_reported_and_excluded(run_folder: Path, data_dir: Path,
 
     result = CliRunner().invoke(app, ["score", str(run_folder), "--data", str(data_dir), "--json", "--tasks", "qasper"])
     assert result.exit_code == 0, result.output
-    golds = real_golds(shared_data, "qasper")
+    golds = real_golds(real_data_dir, "qasper")
     expected = score("qasper", predictions, {i: [g] for i, g in golds.items()})
     assert json.loads(result.stdout) == {"qasper": expected}
     assert (expected["num_scored"], expected["num_missing"]) == (17, 2)
@@ -91,8 +91,8 @@ def test_missing_ids_are_reported_and_excluded(run_folder: Path, data_dir: Path,
     assert "qasper: 2 reference id(s) without a prediction" in strict.stderr
 
 
-def test_strict_passes_on_exact_ids_and_fails_on_unknown_ids(shared_data: Path, data_dir: Path, tmp_path: Path):
-    golds = real_golds(shared_data, "narrative_qa")
+def test_strict_passes_on_exact_ids_and_fails_on_unknown_ids(real_data_dir: Path, data_dir: Path, tmp_path: Path):
+    golds = real_golds(real_data_dir, "narrative_qa")
     (tmp_path / "narrative_qa.json").write_text(json.dumps(golds), "utf-8")
     ok = CliRunner().invoke(app, ["score", str(tmp_path), "--data", str(data_dir), "--strict", "--json"])
     assert ok.exit_code == 0 and json.loads(ok.stdout)["narrative_qa"]["score"] == 100.0

@@ -37,10 +37,10 @@ def test_sample_has_seven_real_tasks_with_two_examples_each() -> None:
         assert all(len(ex.outputs) == 1 and ex.outputs[0] for ex in examples)
 
 
-def test_sample_rows_match_the_real_data(shared_data: Path) -> None:
+def test_sample_rows_match_the_real_data(real_data_dir: Path) -> None:
     for ex in load_examples("quality", "validation", DataSource.parse("sample")):
-        real = json.loads((shared_data / "validation_inputs_and_gold" / "input_quality.json").read_text("utf-8"))
-        gold = json.loads((shared_data / "validation_inputs_and_gold" / "output_quality.json").read_text("utf-8"))
+        real = json.loads((real_data_dir / "validation_inputs_and_gold" / "input_quality.json").read_text("utf-8"))
+        gold = json.loads((real_data_dir / "validation_inputs_and_gold" / "output_quality.json").read_text("utf-8"))
         assert ex.input == real[ex.id]
         assert ex.outputs == (gold[ex.id],)
 

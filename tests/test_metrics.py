@@ -78,20 +78,20 @@ def test_rouge_has_no_stemming_and_drops_non_ascii_letters() -> None:
     assert rouge.pair_scores("some reference", "") == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
 
 
-def test_rouge_equals_rouge_score_on_real_summaries(shared_data: Path) -> None:
+def test_rouge_equals_rouge_score_on_real_summaries(real_data_dir: Path) -> None:
     """rougeL's LCS comes from rapidfuzz; rouge_score's own RougeScorer is the reference, bit for bit."""
     official = RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
     pairs = []
     for task in ("summ_screen_fd", "qmsum", "squality"):
-        golds = real_golds(shared_data, task)
+        golds = real_golds(real_data_dir, task)
         pairs += [(golds[i], prediction) for i, prediction in rotated(golds).items()]
-    gov_report = list(real_golds(shared_data, "gov_report").values())[:3]
+    gov_report = list(real_golds(real_data_dir, "gov_report").values())[:3]
     pairs += [(gov_report[0], gov_report[1]), (gov_report[2], gov_report[2][: len(gov_report[2]) // 2])]
     for reference, prediction in pairs:
         expected = {k: s.fmeasure for k, s in official.score(reference, prediction).items()}
         assert rouge.pair_scores(reference, prediction) == expected
 
-    squality = list(real_golds(shared_data, "squality").values())
+    squality = list(real_golds(real_data_dir, "squality").values())
     for k in range(6):
         references, prediction = squality[k : k + 2], squality[k + 2]
         best = official.score_multi(references, prediction)
@@ -256,8 +256,8 @@ def test_concordance_agrees_with_lifelines_on_random_permutations() -> None:
 
 
 @pytest.mark.parametrize("task", REAL_TASKS)
-def test_real_gold_against_itself_scores_100(shared_data: Path, task: str) -> None:
-    golds = real_golds(shared_data, task)
+def test_real_gold_against_itself_scores_100(real_data_dir: Path, task: str) -> None:
+    golds = real_golds(real_data_dir, task)
     result = score(task, golds, {i: [g] for i, g in golds.items()})
     assert result["score"] == 100.0
     assert all(v == 100.0 for k, v in result.items() if k not in ("num_scored", "num_missing"))
@@ -269,13 +269,13 @@ def test_real_gold_against_itself_scores_100(shared_data: Path, task: str) -> No
     [("gov_report", 20), ("summ_screen_fd", 20), ("qmsum", 20), ("squality", 20)]
     + [("qasper", 10), ("narrative_qa", 10), ("quality", 50)],
 )
-def test_real_golds_of_other_examples_score_low(shared_data: Path, task: str, ceiling: float) -> None:
-    golds = real_golds(shared_data, task)
+def test_real_golds_of_other_examples_score_low(real_data_dir: Path, task: str, ceiling: float) -> None:
+    golds = real_golds(real_data_dir, task)
     assert score(task, rotated(golds), {i: [g] for i, g in golds.items()})["score"] < ceiling
 
 
-def test_score_is_aggregate_of_per_example_values_and_counts(shared_data: Path) -> None:
-    golds = real_golds(shared_data, "qmsum")
+def test_score_is_aggregate_of_per_example_values_and_counts(real_data_dir: Path) -> None:
+    golds = real_golds(real_data_dir, "qmsum")
     references = {i: [g] for i, g in golds.items()}
     predictions = rotated(golds)
     dropped = list(predictions)[:3]

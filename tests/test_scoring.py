@@ -31,8 +31,8 @@ FORMAT_SHARE_OF_GOLDS = {task: 1.0 for task in REAL_TASKS}
 
 
 @pytest.fixture(scope="module")
-def real_examples(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Example]]:
-    source = DataSource.parse(str(write_real_tasks(shared_data, tmp_path_factory.mktemp("data"))))
+def real_examples(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Example]]:
+    source = DataSource.parse(str(write_real_tasks(real_data_dir, tmp_path_factory.mktemp("data"))))
     return {task: load_examples(task, "validation", source) for task in REAL_TASKS}
 
 
@@ -42,8 +42,8 @@ def render(result: BenchmarkResult) -> str:
     return console.export_text()
 
 
-def test_gold_predictions_score_100_with_full_coverage(real_examples: dict, shared_data: Path) -> None:
-    predictions = {task: real_golds(shared_data, task) for task in REAL_TASKS}
+def test_gold_predictions_score_100_with_full_coverage(real_examples: dict, real_data_dir: Path) -> None:
+    predictions = {task: real_golds(real_data_dir, task) for task in REAL_TASKS}
     result = score_benchmark(predictions, real_examples)
     assert list(result.tasks) == list(REAL_TASKS)
     for task, r in result.tasks.items():
@@ -56,8 +56,8 @@ def test_gold_predictions_score_100_with_full_coverage(real_examples: dict, shar
     assert coverage_notes(result) == []
 
 
-def test_task_result_matches_metrics_score_with_missing_and_unknown_ids(real_examples: dict, shared_data: Path):
-    golds = real_golds(shared_data, "qasper")
+def test_task_result_matches_metrics_score_with_missing_and_unknown_ids(real_examples: dict, real_data_dir: Path):
+    golds = real_golds(real_data_dir, "qasper")
     predictions = rotated(golds)
     missing = list(predictions)[:2]
     for example_id in missing:
@@ -142,8 +142,8 @@ def test_format_ok_per_task(real_examples: dict, synthetic_data: Path) -> None:
     assert format_ok("book_sum_sort", "Summary 5, Summary 4, Summary 3, Summary 2, Summary 1", without_gold)
 
 
-def test_format_share_counts_off_format_predictions(real_examples: dict, shared_data: Path) -> None:
-    predictions = dict(real_golds(shared_data, "quality"))
+def test_format_share_counts_off_format_predictions(real_examples: dict, real_data_dir: Path) -> None:
+    predictions = dict(real_golds(real_data_dir, "quality"))
     off = list(predictions)[:3]
     for example_id in off:
         predictions[example_id] = "I cannot tell"

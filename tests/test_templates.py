@@ -16,8 +16,8 @@ from zeroscrolls.templates import PromptStyle, build_prompt, load_templates, num
 TEMPLATES = load_templates()
 
 
-def real_examples(shared_data: Path, task: str) -> list[Example]:
-    inputs = json.loads((shared_data / "validation_inputs_and_gold" / f"input_{task}.json").read_text("utf-8"))
+def real_examples(real_data_dir: Path, task: str) -> list[Example]:
+    inputs = json.loads((real_data_dir / "validation_inputs_and_gold" / f"input_{task}.json").read_text("utf-8"))
     t = TEMPLATES[task]
     examples = []
     for ex_id, text in inputs.items():
@@ -27,19 +27,19 @@ def real_examples(shared_data: Path, task: str) -> list[Example]:
     return examples
 
 
-def test_every_real_row_is_rebuilt_byte_for_byte(shared_data: Path) -> None:
+def test_every_real_row_is_rebuilt_byte_for_byte(real_data_dir: Path) -> None:
     rebuilt = 0
     for task in REAL_TASKS:
-        for ex in real_examples(shared_data, task):
+        for ex in real_examples(real_data_dir, task):
             assert TEMPLATES[task].rebuild_input(ex.document, ex.query) == ex.input, f"{task}/{ex.id}"
             rebuilt += 1
     assert rebuilt == 130
 
 
-def test_real_spans_point_at_the_query_and_response_header(shared_data: Path) -> None:
+def test_real_spans_point_at_the_query_and_response_header(real_data_dir: Path) -> None:
     for task in REAL_TASKS:
         t = TEMPLATES[task]
-        for ex in real_examples(shared_data, task):
+        for ex in real_examples(real_data_dir, task):
             if t.query_header:
                 assert ex.input[ex.query_start :].startswith(f"{t.query_header}\n")
                 assert ex.input[ex.query_end :] == f"\n\n{t.response_header}\n"

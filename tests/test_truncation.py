@@ -75,9 +75,9 @@ def test_fit_test_has_no_chat_overhead_and_cut_keeps_9_fewer_tokens() -> None:
     assert completion.record.kept_tokens == cut.record.kept_tokens + CHAT_OVERHEAD
 
 
-def test_spec_worked_number_gpt35_narrative_qa(shared_data: Path, cl100k: Tokenizer) -> None:
+def test_spec_worked_number_gpt35_narrative_qa(real_data_dir: Path, cl100k: Tokenizer) -> None:
     """gpt-3.5-turbo (W=4096) on NarrativeQA (B=64): keep = 4096 - |suffix| - 64 - 1 - 9 (spec §3.4)."""
-    ex = real_examples(shared_data, "narrative_qa")[0]
+    ex = real_examples(real_data_dir, "narrative_qa")[0]
     profile = get_model("gpt-3.5-turbo")
     assert (profile.max_tokens, profile.prompt_style) == (4096, PromptStyle.CHAT)
     parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
@@ -90,10 +90,10 @@ def test_spec_worked_number_gpt35_narrative_qa(shared_data: Path, cl100k: Tokeni
     assert fitted.record.prompt_tokens <= 4096 - 64 - 9
 
 
-def test_gpt4_gov_report_fit_threshold(shared_data: Path, cl100k: Tokenizer) -> None:
+def test_gpt4_gov_report_fit_threshold(real_data_dir: Path, cl100k: Tokenizer) -> None:
     """GPT-4 on GovReport (B=1024): fits if <= 7168 tokens, else keep = 8192 - |suffix| - 1024 - 10 (spec §3.4)."""
     profile = get_model("gpt-4")
-    for ex in real_examples(shared_data, "gov_report"):
+    for ex in real_examples(real_data_dir, "gov_report"):
         parts = build_prompt(ex, TEMPLATES["gov_report"], PromptStyle.CHAT)
         fitted = fit_example(ex, TEMPLATES["gov_report"], profile, Truncator(cl100k))
         n = len(cl100k.encode(parts.text))
@@ -102,13 +102,13 @@ def test_gpt4_gov_report_fit_threshold(shared_data: Path, cl100k: Tokenizer) -> 
 
 
 @pytest.mark.parametrize("style", [PromptStyle.COMPLETION, PromptStyle.CHAT])
-def test_every_real_row_at_every_budget(shared_data: Path, cl100k: Tokenizer, style: PromptStyle) -> None:
+def test_every_real_row_at_every_budget(real_data_dir: Path, cl100k: Tokenizer, style: PromptStyle) -> None:
     truncator = Truncator(cl100k)
     checked = 0
     for task in REAL_TASKS:
         template = TEMPLATES[task]
         budget = get_task(task).generation_budget
-        for ex in real_examples(shared_data, task):
+        for ex in real_examples(real_data_dir, task):
             parts = build_prompt(ex, template, style)
             query_block = ex.input[ex.query_start : ex.query_end]
             for window in (1024, 2048, 4096, 8192):
