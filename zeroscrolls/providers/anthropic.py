@@ -31,6 +31,8 @@ class AnthropicProvider(APIProvider):
 
     name = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
 
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
         """Any Claude model: claude-tags prompts, tokens counted by the count-tokens endpoint for that model."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+import urllib.parse
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -54,11 +55,32 @@ def number_option(options: Mapping[str, Any], name: str, minimum: float) -> floa
     return number
 
 
+def normalized_endpoint(url: str) -> str:
+    """`url` as cache keys hold it: scheme and host lower-cased, a default port, user info, query, fragment and
+    trailing slashes dropped, so spellings of one server agree and credentials never enter a key."""
+    parts = urllib.parse.urlsplit(url.strip())
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host = port = None
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise UsageError(f"--base-url {url!r} is not an http(s) URL; pass one like http://localhost:8000/v1")
+    scheme = parts.scheme.lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        netloc += f":{port}"
+    return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
 class APIProvider(Provider):
     """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, rpm, tpm, concurrency."""
 
     default_key_env: ClassVar[str]
     """The environment variable holding the API key unless `--api-key-env` names another."""
+    base_url_env: ClassVar[str]
+    """The environment variable the SDK reads the server from when `--base-url` is not given."""
+    default_base_url: ClassVar[str]
+    """The SDK's server when neither `--base-url` nor `base_url_env` names one."""
     default_concurrency: ClassVar[int] = 32
 
     def __init__(self, **options: Any) -> None:
@@ -104,6 +126,11 @@ class APIProvider(Provider):
     def _profile_for(self, model: str) -> ModelProfile | None:
         known = self._profiles.get(model) or REGISTRY.get(model)
         return known if known is not None and known.provider == self.name else None
+
+    def identity(self) -> dict[str, Any]:
+        """The server that answers, as the SDK resolves it (`--base-url`, its environment variable, its default)."""
+        url = self.base_url or os.environ.get(self.base_url_env) or self.default_base_url
+        return {"endpoint": normalized_endpoint(url)}
 
     def _missing_key_message(self) -> str:
         return f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun"

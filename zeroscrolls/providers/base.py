@@ -20,8 +20,9 @@ from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 
 ENTRY_POINT_GROUP = "zeroscrolls.providers"
-KEY_VERSION = 1
-"""Bumped whenever the canonical form of `Request.key()` changes, so old cache rows are never misread."""
+KEY_VERSION = 2
+"""Bumped whenever the canonical form of `Request.key()` changes, so old cache rows are never misread (2: the
+provider's identity options, such as the API endpoint, joined the key)."""
 
 BUILTIN_PROVIDERS: dict[str, str] = {
     "naive": "zeroscrolls.providers.naive:NaiveProvider",
@@ -34,8 +35,9 @@ BUILTIN_PROVIDERS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Request:
-    """One generation to make. Identity fields go into `key()`; `task`, `example_id` and `document` do not,
-    since the prompt already determines the output; neither do credentials, concurrency, timeouts or retries."""
+    """One generation to make. Identity fields go into `key()`; `task`, `example_id`, `document` and
+    `prompt_tokens` do not, since the prompt already determines the output; neither do credentials, concurrency,
+    timeouts or retries, which cannot change the text."""
 
     provider: str
     model: str
@@ -49,6 +51,8 @@ class Request:
     stop: tuple[str, ...] = ()
     decoding: Mapping[str, Any] = field(default_factory=dict)
     """Decoding parameters that change the output (temperature, seed, ...), JSON-serialisable."""
+    identity: Mapping[str, Any] = field(default_factory=dict)
+    """Provider options that decide who answers (the API endpoint, ...): `Provider.identity()`, JSON-serialisable."""
     task: str = ""
     example_id: str = ""
     document: str = ""
@@ -57,7 +61,11 @@ class Request:
     """Prompt tokens as truncation counted them (None: not counted); API providers reserve rate limits with it."""
 
     def key(self) -> str:
-        """sha256 of the canonical JSON of everything that can change the generated text."""
+        """sha256 of `canonical()`: the cache key."""
+        return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
+
+    def canonical(self) -> str:
+        """The canonical JSON of everything that can change the generated text, tagged with `KEY_VERSION`."""
         ident = {
             "v": KEY_VERSION,
             "provider": self.provider,
@@ -68,9 +76,9 @@ class Request:
             "max_new_tokens": self.max_new_tokens,
             "stop": list(self.stop),
             "decoding": dict(self.decoding),
+            "identity": dict(self.identity),
         }
-        canonical = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        return json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def to_json(self) -> dict[str, Any]:
         """The identity fields plus task and id, as stored in the cache."""
@@ -83,6 +91,7 @@ class Request:
             "prompt_token_ids": list(self.prompt_token_ids) if self.prompt_token_ids is not None else None,
             "stop": list(self.stop),
             "decoding": dict(self.decoding),
+            "identity": dict(self.identity),
             "task": self.task,
             "example_id": self.example_id,
         }
@@ -152,6 +161,11 @@ class Provider(ABC):
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         """Decoding parameters put into every request (and so into its cache key)."""
+        return {}
+
+    def identity(self) -> dict[str, Any]:
+        """Options that decide who answers a request (an API provider's endpoint), put into every request and so
+        into its cache key: one model name served by two servers must not share generations. Never credentials."""
         return {}
 
     def cost(

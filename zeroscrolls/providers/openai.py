@@ -46,6 +46,8 @@ class OpenAIProvider(APIProvider):
 
     name = "openai"
     default_key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    default_base_url = "https://api.openai.com/v1"
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
