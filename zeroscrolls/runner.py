@@ -110,8 +110,8 @@ class Plan:
         return {p.key: p.request for items in self.examples.values() for p in items if p.key and p.request}
 
     def upper_cost(self, request: Request) -> float | None:
-        """Worst-case USD of one request: its prompt plus the whole generation budget."""
-        return self.provider.cost(self.profile, request.prompt_tokens or 0, request.max_new_tokens)
+        """Worst-case USD of one request: its prompt plus every token it may generate (reasoning tokens too)."""
+        return self.provider.cost(self.profile, request.prompt_tokens or 0, self.provider.completion_budget(request))
 
 
 def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
@@ -229,7 +229,8 @@ def estimate_table(plan: Plan, estimates: Sequence[TaskEstimate]) -> Table:
         pad_edge=False,
         collapse_padding=True,
         caption="unfit: too long for the budget even without a document; tokens: prompt tokens after truncation; "
-        "cut: prompts whose document was truncated; min/max $: no output at all / every generation budget used up",
+        "cut: prompts whose document was truncated; min/max $: no output at all / every generation budget (and "
+        "reasoning budget) used up",
     )
     unfit = any(e.unsendable for e in estimates)
     columns = ["task", "examples", "unfit", "cached", "to send", "tokens", "cut", "min $", "max $"]

@@ -172,10 +172,6 @@ class APIProvider(Provider):
         may generate (OpenAI counts `max_tokens` when the request arrives)."""
         return self.prompt_tokens(request) + self.completion_budget(request)
 
-    def completion_budget(self, request: Request) -> int:
-        """Tokens the API may generate for `request` (providers with extra reasoning tokens override this)."""
-        return request.max_new_tokens
-
     def _limiter_for(self, model: str) -> RateLimiter:
         if self._limiter is None:
             profile = self._profile_for(model)

@@ -163,6 +163,11 @@ class Provider(ABC):
         """Decoding parameters put into every request (and so into its cache key)."""
         return {}
 
+    def completion_budget(self, request: Request) -> int:
+        """Tokens the provider may generate, and bill, for `request`: its `max_new_tokens`, plus whatever else the
+        request allows (a reasoning model's thinking tokens). Cost caps and dry runs price this much output."""
+        return request.max_new_tokens
+
     def identity(self) -> dict[str, Any]:
         """Options that decide who answers a request (an API provider's endpoint), put into every request and so
         into its cache key: one model name served by two servers must not share generations. Never credentials."""
