@@ -46,3 +46,39 @@ def test_unknown_provider_lists_the_installed_ones() -> None:
 def test_a_class_that_is_not_a_provider_is_refused() -> None:
     with pytest.raises(UsageError, match="is not a zeroscrolls Provider subclass"):
         resolve_provider("zeroscrolls.runner:RunConfig")
+
+
+PUBLIC_API = ("Provider", "Request", "Generation", "ModelProfile", "PromptStyle", "FatalProviderError")
+
+
+def test_the_public_api_is_the_internal_types() -> None:
+    import zeroscrolls.providers as public
+    from zeroscrolls.models import ModelProfile
+    from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+    from zeroscrolls.templates import PromptStyle
+
+    internal = (Provider, Request, Generation, ModelProfile, PromptStyle, FatalProviderError)
+    assert tuple(getattr(public, name) for name in PUBLIC_API) == internal
+    assert set(PUBLIC_API) <= set(public.__all__) <= set(dir(public))
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        public.Nope  # noqa: B018
+
+
+def test_the_example_plugin_imports_only_the_public_api() -> None:
+    import ast
+
+    source = Path(__file__).parents[1] / "examples" / "zeroscrolls-echo-provider" / "zeroscrolls_echo" / "__init__.py"
+    tree = ast.parse(source.read_text("utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert {m for m in imported if m and m.startswith("zeroscrolls")} == {"zeroscrolls.providers"}
+
+
+def test_importing_the_public_api_loads_no_sdk() -> None:
+    import subprocess
+    import sys
+
+    heavy = ("openai", "anthropic", "tiktoken", "transformers", "torch", "vllm")
+    code = f"import sys, zeroscrolls.providers; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

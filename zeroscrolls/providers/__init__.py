@@ -1,1 +1,53 @@
-"""Providers: built-ins (naive, openai, anthropic, hf, vllm) and plugins found through entry points."""
+"""Providers: built-ins (naive, openai, anthropic, hf, vllm) and plugins found through entry points.
+
+The names below are the stable API a provider plugin imports (`from zeroscrolls.providers import Provider, ...`);
+every other module is internal and may change. They load on first access, so importing this package imports
+neither an SDK nor a tokenizer library.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zeroscrolls.errors import UsageError
+    from zeroscrolls.models import ModelProfile
+    from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+    from zeroscrolls.templates import PromptStyle
+    from zeroscrolls.tokenizers import TokenCounter, Tokenizer
+
+_PUBLIC = {
+    "Provider": "zeroscrolls.providers.base",
+    "Request": "zeroscrolls.providers.base",
+    "Generation": "zeroscrolls.providers.base",
+    "FatalProviderError": "zeroscrolls.providers.base",
+    "ModelProfile": "zeroscrolls.models",
+    "PromptStyle": "zeroscrolls.templates",
+    "TokenCounter": "zeroscrolls.tokenizers",
+    "Tokenizer": "zeroscrolls.tokenizers",
+    "UsageError": "zeroscrolls.errors",
+}
+
+__all__ = [
+    "FatalProviderError",
+    "Generation",
+    "ModelProfile",
+    "PromptStyle",
+    "Provider",
+    "Request",
+    "TokenCounter",
+    "Tokenizer",
+    "UsageError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -2,15 +2,14 @@
 
 Registered under the entry-point group `zeroscrolls.providers` as `echo` (see pyproject.toml), so after
 `pip install -e examples/zeroscrolls-echo-provider` this works: `zeroscrolls run --provider echo --model any`.
+It imports only `zeroscrolls.providers`, the stable API for plugins.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 
-from zeroscrolls.models import ModelProfile
-from zeroscrolls.providers.base import Generation, Provider, Request
-from zeroscrolls.templates import PromptStyle
+from zeroscrolls.providers import Generation, ModelProfile, PromptStyle, Provider, Request
 
 DEFAULT_MAX_TOKENS = 4096
 ECHO_WORDS = 8
