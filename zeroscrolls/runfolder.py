@@ -156,7 +156,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "command": list(config.command),
         "started_at": started,
         "finished_at": utc_now(),
-        "status": "fatal error" if result.fatal else ("stopped" if result.stopped else "complete"),
+        "status": result.status,
         "stopped": result.stopped,
         "versions": {"python": platform.python_version()} | _versions(),
         "model": asdict(profile) | {"prompt_style": profile.prompt_style.value},

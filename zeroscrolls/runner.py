@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -297,6 +297,28 @@ class RunResult:
     stopped: str | None = None
     """Why the run stopped early: the cost cap, or a fatal provider error."""
     fatal: bool = False
+
+    @property
+    def status(self) -> str:
+        """For the manifest: complete, partial (some examples lack a prediction), failed (all do), stopped (before
+        everything was sent) or fatal error."""
+        if self.fatal:
+            return "fatal error"
+        if self.stopped:
+            return "stopped"
+        if not self.totals.failed:
+            return "complete"
+        return "failed" if self.totals.failed == self.totals.examples else "partial"
+
+    @property
+    def resumable(self) -> bool:
+        """Whether rerunning the command could add predictions: it stopped, or some requests failed or were not
+        sent (examples that cannot be sent at this budget stay as they are)."""
+        return self.stopped is not None or any(r.planned.key is not None and r.prediction is None for r in self.rows())
+
+    def rows(self) -> Iterator[ExampleResult]:
+        for items in self.results.values():
+            yield from items
 
     @property
     def exit_code(self) -> int:

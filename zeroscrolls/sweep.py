@@ -205,6 +205,8 @@ class PointSummary:
     label: str
     """"10 of 10 tasks", "7 of 10 tasks (1 partly)", or "not scored" (test split)."""
     stopped: str | None
+    resumable: bool
+    """Whether rerunning the sweep could add predictions to this point (`RunResult.resumable`)."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,16 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
             rows.extend(point_rows(model, budget, result, config.bootstrap))
             label = result.scores.label if result.scores is not None else "not scored"
             points.append(
-                PointSummary(model, budget, result.folder.root, result.totals, result.exit_code, label, result.stopped)
+                PointSummary(
+                    model,
+                    budget,
+                    result.folder.root,
+                    result.totals,
+                    result.exit_code,
+                    label,
+                    result.stopped,
+                    result.resumable,
+                )
             )
             if result.fatal:
                 return _finish(config, rows, points)

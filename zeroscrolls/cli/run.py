@@ -40,6 +40,7 @@ from zeroscrolls.cli.options import (
     TpmOption,
     provider_options,
 )
+from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.runner import NOT_SENT, RunConfig, RunResult, estimate, estimate_table, execute, plan_run
 from zeroscrolls.scoring import results_table
@@ -47,6 +48,7 @@ from zeroscrolls.tasks import parse_tasks
 
 
 def run(
+    ctx: typer.Context,
     model: ModelOption,
     provider: ProviderOption = None,
     max_tokens: MaxTokensOption = None,
@@ -128,6 +130,8 @@ def run(
         if generation_cache is not None:
             generation_cache.close()
     _print_result(result, err)
+    if result.resumable:
+        err.print(f"to resume: {escape(resume_command(ctx))}", soft_wrap=True)
     raise typer.Exit(result.exit_code)
 
 

@@ -43,6 +43,7 @@ from zeroscrolls.cli.options import (
     TpmOption,
     provider_options,
 )
+from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.runner import RunConfig
@@ -64,6 +65,7 @@ ResamplesOption = Annotated[int, typer.Option("--resamples", help="Bootstrap res
 
 
 def sweep(
+    ctx: typer.Context,
     model: Annotated[str, typer.Option("--model", "-m", help="Model name, or a comma list of models.")],
     max_tokens: Annotated[str, typer.Option("--max-tokens", help="Comma list of token budgets, e.g. 1024,2048,4k.")],
     provider: ProviderOption = None,
@@ -142,6 +144,8 @@ def sweep(
         if generation_cache is not None:
             generation_cache.close()
     _print_sweep(result, err)
+    if any(p.resumable for p in result.points):
+        err.print(f"to resume: {resume_command(ctx)}", markup=False)
     raise typer.Exit(result.exit_code)
 
 
