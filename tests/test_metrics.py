@@ -289,7 +289,7 @@ def test_score_is_aggregate_of_per_example_values_and_counts(real_data_dir: Path
     assert result == aggregate("qmsum", per_example) | {"num_scored": 17, "num_missing": 3}
 
 
-def test_no_prediction_at_all_scores_zero_and_test_split_has_nothing_to_score() -> None:
-    assert score("musique", {}, {"m1": ["Paris"]}) == {"score": 0.0, "f1": 0.0, "num_scored": 0, "num_missing": 1}
+def test_no_prediction_at_all_has_no_score_and_test_split_has_nothing_to_score() -> None:
+    assert score("musique", {}, {"m1": ["Paris"]}) == {"score": None, "num_scored": 0, "num_missing": 1}
     with pytest.raises(UsageError, match="musique example m1: no gold reference"):
         score("musique", {"m1": "Paris"}, {"m1": []})

@@ -17,6 +17,9 @@ import numpy as np
 from zeroscrolls.metrics import aggregate
 from zeroscrolls.tasks import TASKS
 
+MIN_INTERVAL_EXAMPLES = 10
+"""Below this many examples a percentile bootstrap interval is too rough to show without a warning."""
+
 PerExample = Mapping[str, Mapping[str, float]]
 """{example id: {sub-metric: value}} as `metrics.score_examples` returns it."""
 

@@ -17,11 +17,11 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from zeroscrolls.bootstrap import Bootstrap, Interval, PerExample
+from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
 from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.errors import UsageError
 from zeroscrolls.report import markdown_table
-from zeroscrolls.scoring import load_predictions, score_benchmark
+from zeroscrolls.scoring import PARTIAL_MARK, load_predictions, score_benchmark
 from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
 
 AVERAGE = "average"
@@ -51,6 +51,8 @@ class RunScores:
     path: Path
     manifest: dict[str, Any]
     per_example: dict[str, dict[str, dict[str, float]]]
+    expected: dict[str, int]
+    """Per task, the examples with a gold reference (what a full score covers)."""
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
@@ -94,7 +96,8 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[Run
             examples[task] = references[key]
         result = score_benchmark(predictions, examples)
         per_example = {task: r.per_example for task, r in result.tasks.items()}
-        runs.append(RunScores(_label(path, paths), path, manifest, per_example))
+        expected = {task: r.num_expected for task, r in result.tasks.items()}
+        runs.append(RunScores(_label(path, paths), path, manifest, per_example, expected))
     return runs
 
 
@@ -157,6 +160,8 @@ class Comparison:
     """Tasks every run scored, in the official order."""
     common: dict[str, int]
     """Per task, the number of ids every run scored (the ids compared)."""
+    expected: dict[str, int]
+    """Per task, the examples the task has; a task compared on fewer is partial (marked, never averaged)."""
     scored: dict[str, dict[str, int]]
     """Per run label, per task, the ids it scored."""
     rows: tuple[Row, ...]
@@ -166,6 +171,19 @@ class Comparison:
     @property
     def columns(self) -> list[str]:
         return [*self.tasks, AVERAGE] if self.has_average else list(self.tasks)
+
+    @property
+    def partial(self) -> list[str]:
+        """Tasks compared on fewer ids than they have."""
+        return [t for t in self.tasks if self.common[t] < self.expected[t]]
+
+    def ids_text(self, task: str) -> str:
+        """Ids compared, with the task's total where they are fewer."""
+        return f"{self.common[task]} of {self.expected[task]}" if task in self.partial else str(self.common[task])
+
+    def header(self, column: str) -> str:
+        """A column's name, marked when the task is compared on fewer ids than it has."""
+        return f"{column}{PARTIAL_MARK}" if column in self.partial else column
 
 
 def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) -> Comparison:
@@ -181,9 +199,25 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
         notes.append(f"left out {', '.join(empty)}: no id scored by every run")
         tasks = [t for t in tasks if common_ids[t]]
     restricted = [{t: _only(r.per_example[t], common_ids[t]) for t in tasks} for r in runs]
-    has_average = len(tasks) == len(TASKS)
-    if not has_average:
+    expected = {t: max(r.expected[t] for r in runs) for t in tasks}
+    partial = [t for t in tasks if len(common_ids[t]) < expected[t]]
+    if partial:
+        shown = ", ".join(f"{t} on {len(common_ids[t])} of {expected[t]}" for t in partial)
+        notes.append(
+            f"{PARTIAL_MARK} compared only on the ids every run scored: {shown}; scores over survivors can look "
+            "better than the task's, so these tasks are kept out of the average"
+        )
+    thin = [t for t in tasks if len(common_ids[t]) < MIN_INTERVAL_EXAMPLES]
+    if thin:
+        notes.append(
+            f"intervals of {', '.join(thin)} rest on fewer than {MIN_INTERVAL_EXAMPLES} ids: too few for a "
+            "bootstrap to be trusted"
+        )
+    has_average = len(tasks) == len(TASKS) and not partial
+    if len(tasks) < len(TASKS):
         notes.append(f"{len(tasks)} of {len(TASKS)} tasks: no ZeroSCROLLS average, which needs all ten")
+    elif partial:
+        notes.append("no ZeroSCROLLS average: it needs all ten tasks fully scored by every run")
     rows = []
     for run, per_task in zip(runs, restricted, strict=True):
         cells: dict[str, Cell] = {t: boot.task_score(t, per_task[t]) for t in tasks}
@@ -201,6 +235,7 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
     return Comparison(
         tuple(tasks),
         {t: len(common_ids[t]) for t in tasks},
+        expected,
         {r.label: {t: len(p) for t, p in r.per_example.items()} for r in runs},
         tuple(rows),
         has_average,
@@ -247,6 +282,8 @@ def _caption(c: Comparison, boot: Bootstrap) -> str:
     )
     if any(r.kind == "difference" for r in c.rows):
         text += f"; {DIFFERENCE_MARK}: the difference's interval excludes 0"
+    if c.partial:
+        text += f"; {PARTIAL_MARK}: fewer ids than the task has, kept out of the average"
     return text + "."
 
 
@@ -262,8 +299,8 @@ def rich_tables(c: Comparison, boot: Bootstrap) -> list[Table]:
     for column in c.columns:
         if column == AVERAGE:
             table.add_section()
-        ids = str(sum(c.common.values())) if column == AVERAGE else str(c.common[column])
-        table.add_row(column, ids, *(_short_cell(row.cells.get(column), row.kind) for row in measured))
+        ids = str(sum(c.common.values())) if column == AVERAGE else c.ids_text(column)
+        table.add_row(c.header(column), ids, *(_short_cell(row.cells.get(column), row.kind) for row in measured))
     tables = [table]
     paper = [r for r in c.rows if r.kind == "paper"]
     if paper:
@@ -294,13 +331,15 @@ def _short_cell(cell: Cell, kind: str) -> str:
 
 def markdown(c: Comparison, boot: Bootstrap) -> str:
     rows = [[row.label, *(cell_text(row.cells.get(col), row.kind) for col in c.columns)] for row in c.rows]
-    rows.append(["ids compared", *(str(c.common[t]) for t in c.tasks), *([""] if c.has_average else [])])
+    rows.append(["ids compared", *(c.ids_text(t) for t in c.tasks), *([""] if c.has_average else [])])
     notes = "".join(f"\n- {note}" for note in c.notes)
-    return markdown_table(["run", *c.columns], rows) + f"\n{_caption(c, boot)}\n" + (f"{notes}\n" if notes else "")
+    headers = ["run", *map(c.header, c.columns)]
+    return markdown_table(headers, rows) + f"\n{_caption(c, boot)}\n" + (f"{notes}\n" if notes else "")
 
 
 def long_frame(c: Comparison) -> pd.DataFrame:
-    """One line per row and column: estimate, interval, ids compared (CSV and JSON output)."""
+    """One line per row and column: estimate and interval (4 decimals), ids compared (whole numbers), and whether
+    the task is compared on fewer ids than it has (CSV and JSON output)."""
     lines = []
     for row in c.rows:
         for column in c.columns:
@@ -315,10 +354,15 @@ def long_frame(c: Comparison) -> pd.DataFrame:
                     "ci_low": interval.low if interval else None,
                     "ci_high": interval.high if interval else None,
                     "n": interval.n if interval else None,
+                    "partial": column in c.partial,
                     "excludes_zero": interval.excludes_zero if interval and row.kind == "difference" else None,
                 }
             )
-    return pd.DataFrame(lines)
+    frame = pd.DataFrame(lines)
+    if frame.empty:
+        return frame
+    frame[["score", "ci_low", "ci_high"]] = frame[["score", "ci_low", "ci_high"]].astype(float).round(4)
+    return frame.astype({"n": "Int64", "excludes_zero": "boolean"})
 
 
 def to_json(c: Comparison, boot: Bootstrap) -> str:
@@ -327,6 +371,8 @@ def to_json(c: Comparison, boot: Bootstrap) -> str:
             "bootstrap": {"resamples": boot.resamples, "seed": boot.seed, "level": boot.level},
             "tasks": list(c.tasks),
             "ids_compared": c.common,
+            "ids_expected": c.expected,
+            "partial": c.partial,
             "ids_scored": c.scored,
             "notes": list(c.notes),
             "rows": json.loads(long_frame(c).to_json(orient="records")),

@@ -2,7 +2,7 @@
 global backend switch), so they work on headless machines and inside tests.
 
 Inputs are tables in the layout of `sweep.csv` (one row per model, budget and task; task "average" for the
-benchmark mean) and a run's per-example records.
+benchmark mean) and a run's per-example records. Score panels share one 0-100 axis, so panels compare by eye.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES
 from zeroscrolls.tasks import TASKS
 
 AVERAGE = "average"
@@ -24,12 +25,13 @@ AVERAGE = "average"
 DPI = 110
 
 
-def _grid(panels: int, width: float = 3.6, height: float = 2.8) -> tuple[Figure, list[Axes]]:
+def _grid(panels: int, width: float = 3.6, height: float = 2.8, sharey: bool = False) -> tuple[Figure, list[Axes]]:
     columns = min(panels, 4)
     rows = math.ceil(panels / columns)
     figure = Figure(figsize=(width * columns, height * rows), layout="constrained")
     FigureCanvasAgg(figure)
-    axes = [figure.add_subplot(rows, columns, i + 1) for i in range(panels)]
+    axes = [figure.add_subplot(rows, columns, 1)]
+    axes += [figure.add_subplot(rows, columns, i + 1, sharey=axes[0] if sharey else None) for i in range(1, panels)]
     return figure, axes
 
 
@@ -47,26 +49,38 @@ def _save(figure: Figure, path: Path) -> Path:
 
 
 def score_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
-    """One panel per task (and the benchmark average when present): score against budget, one line per model,
-    the bootstrap interval shaded."""
+    """`score_figure` saved as a PNG."""
+    return _save(score_figure(frame), path)
+
+
+def score_figure(frame: pd.DataFrame) -> Figure:
+    """One panel per task (and the benchmark average when present), all on one 0-100 scale: score against budget,
+    one line per model. Partial scores (`partial`: some examples unscored) get hollow markers; the bootstrap
+    interval is shaded only where it rests on at least `MIN_INTERVAL_EXAMPLES` examples."""
     scored = frame.dropna(subset=["score"])
     panels = [t for t in [*TASKS, AVERAGE] if t in set(scored.task)]
-    figure, axes = _grid(max(len(panels), 1))
+    figure, axes = _grid(max(len(panels), 1), sharey=True)
     budgets = sorted(set(frame.budget))
     for ax, task in zip(axes, panels, strict=False):
         for model, rows in scored[scored.task == task].groupby("model", sort=False):
             rows = rows.sort_values("budget")
-            line = ax.plot(rows.budget, rows.score, marker="o", label=str(model))[0]
-            ax.fill_between(rows.budget, rows.ci_low, rows.ci_high, color=line.get_color(), alpha=0.15, lw=0)
+            color = ax.plot(rows.budget, rows.score, marker="o", label=str(model))[0].get_color()
+            partial = rows[rows.partial.astype(bool)]
+            ax.plot(partial.budget, partial.score, "o", markerfacecolor="white", markeredgecolor=color)
+            enough = (rows.scored >= MIN_INTERVAL_EXAMPLES).to_numpy()
+            ax.fill_between(rows.budget, rows.ci_low, rows.ci_high, where=enough, color=color, alpha=0.15, lw=0)
         ax.set_title("ZeroSCROLLS average" if task == AVERAGE else task)
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, 100)
         _budget_axis(ax, budgets)
     figure.supxlabel("token budget")
     figure.supylabel("score")
     if panels:
         figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center")
-    figure.suptitle("Score vs token budget (shaded: 95% bootstrap interval)")
-    return _save(figure, path)
+    figure.suptitle(
+        f"Score vs token budget\n(shaded: 95% bootstrap interval of {MIN_INTERVAL_EXAMPLES}+ examples; hollow: "
+        "partial, some examples unscored)"
+    )
+    return figure
 
 
 def kept_vs_budget(frame: pd.DataFrame, path: Path) -> Path:

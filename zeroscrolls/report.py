@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from zeroscrolls.scoring import BenchmarkResult, TaskResult
+from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult, TaskResult
 
 SHOWN_IDS = 5
 
@@ -80,17 +80,24 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
     if scores is None:
         return "## Scores\n\nNo references in this split (the test gold is hidden): nothing scored.\n"
     rows = [
-        [r.task, f"{r.score:.2f}", _sub_metrics(r), f"{r.num_scored} of {r.num_expected}"]
-        for r in scores.tasks.values()
+        [r.task, r.score_text, _sub_metrics(r), f"{r.num_scored} of {r.num_expected}"] for r in scores.tasks.values()
     ]
     text = f"## Scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
+    if any(r.partial for r in scores.tasks.values()):
+        text += f"\n{PARTIAL_MARK}: scored on fewer examples than the task has (failures are left out of it).\n"
     if scores.mean is not None:
         text += f"\n**ZeroSCROLLS score: {scores.mean:.2f}** (mean of the 10 task scores)\n"
     elif scores.partial_mean is not None:
         text += (
-            f"\nMean over {scores.label}: {scores.partial_mean:.2f}. This is not a ZeroSCROLLS score, which needs "
-            "all 10 tasks fully scored.\n"
+            f"\nPartial mean: {scores.partial_mean:.2f}, the {scores.mean_note}. This is not a ZeroSCROLLS score, "
+            "which needs all 10 tasks fully scored.\n"
         )
+    else:
+        shortfalls = ", ".join(f"{r.task} ({r.shortfall})" for r in scores.left_out)
+        text += f"\nNo mean: no task was fully scored ({shortfalls}).\n"
+    unreferenced = [f"{r.task}: {', '.join(r.unreferenced)}" for r in scores.tasks.values() if r.unreferenced]
+    if unreferenced:
+        text += "\nRows with an empty gold reference, left out of their task: " + "; ".join(unreferenced) + ".\n"
     return text
 
 

@@ -138,13 +138,22 @@ def _record(r: ExampleResult) -> dict[str, Any]:
 
 
 def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
-    """scores.json: per-task metrics with coverage and format share; the benchmark score only when complete."""
+    """scores.json: per-task metrics with coverage and format share ("score": null when nothing was scored); the
+    benchmark score only when complete, and the mean of the fully scored tasks with what it leaves out."""
     return {
         "tasks": {
-            task: r.metrics | {"num_scored": r.num_scored, "num_expected": r.num_expected, "format_ok": r.format_ok}
+            task: r.to_json()
+            | {"num_expected": r.num_expected, "partial": r.partial, "format_ok": r.format_ok}
+            | ({"unreferenced": list(r.unreferenced)} if r.unreferenced else {})
             for task, r in scores.tasks.items()
         },
-        "benchmark": {"label": scores.label, "complete": scores.complete, "score": scores.mean},
+        "benchmark": {
+            "label": scores.label,
+            "complete": scores.complete,
+            "score": scores.mean,
+            "partial_mean": scores.partial_mean,
+            "partial_mean_of": scores.mean_note,
+        },
     }
 
 

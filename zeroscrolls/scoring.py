@@ -1,8 +1,11 @@
 """Predictions + references -> per-task and benchmark results, with coverage and format diagnostics.
 
 Predictions are `{id: text}` per task (the official submission layout, `predictions/<task>.json` in a run folder).
-Ids without a prediction are left out of a task's score and reported ("scored 18 of 20"); the ZeroSCROLLS score
-exists only when all ten tasks are fully scored (spec §1, §4.7), otherwise results say "k of 10 tasks".
+Ids without a prediction are left out of a task's score and reported ("scored 18 of 20"); such a partial score is
+marked wherever it is shown and kept out of every mean, since a task scored over its survivors can look better than
+it is. A task with no scored example has no score (None, shown as "—"), never 0. Rows without a gold reference are
+left out of their task and reported. The ZeroSCROLLS score exists only when all ten tasks are fully scored (spec §1,
+§4.7), otherwise results say "k of 10 tasks".
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ _METRIC_LABELS = {
 }
 """Short metric names for tables (the paper's)."""
 
+PARTIAL_MARK = "†"
+"""Marks a score computed over fewer examples than its task has (kept out of means)."""
+NO_SCORE = "—"
+"""Shown for a task with no scored example."""
+
 MAX_ANSWER_WORDS = {"narrative_qa": 10, "musique": 10, "qasper": 40}
 """Longest answer in the spirit of each QA instruction (format diagnostics only): NarrativeQA and MuSiQue ask for
 "a single phrase"; Qasper for "a single phrase or sentence", and its human golds run up to 38 words."""
@@ -43,10 +51,11 @@ MAX_ANSWER_WORDS = {"narrative_qa": 10, "musique": 10, "qasper": 40}
 class TaskResult:
     task: str
     metrics: dict[str, float]
-    """`metrics.aggregate` of the scored examples: "score" (0-100) and the sub-metrics, rounded to 4 decimals."""
+    """`metrics.aggregate` of the scored examples: "score" (0-100) and the sub-metrics, rounded to 4 decimals;
+    empty when nothing was scored."""
     num_scored: int
     num_expected: int
-    """Examples in the references."""
+    """Examples with a gold reference."""
     missing: tuple[str, ...]
     """Reference ids without a prediction (left out of the score)."""
     unknown: tuple[str, ...]
@@ -57,19 +66,39 @@ class TaskResult:
     """Ids of scored predictions not in the expected format."""
     per_example: dict[str, dict[str, float]]
     """`metrics.score_examples`: id -> unrounded sub-metric values on 0-100."""
+    unreferenced: tuple[str, ...] = ()
+    """Ids of rows without a gold reference (left out of the task, reported)."""
 
     @property
-    def score(self) -> float:
-        return self.metrics["score"]
+    def score(self) -> float | None:
+        """The task score, or None when no example was scored."""
+        return self.metrics.get("score")
 
     @property
     def complete(self) -> bool:
         """Every reference id has a prediction."""
         return not self.missing
 
-    def to_json(self) -> dict[str, float]:
+    @property
+    def partial(self) -> bool:
+        """A score exists but covers fewer examples than the task has."""
+        return self.num_scored > 0 and not self.complete
+
+    @property
+    def score_text(self) -> str:
+        """The score with two decimals, marked when partial; "—" when nothing was scored."""
+        if self.score is None:
+            return NO_SCORE
+        return f"{self.score:.2f}{PARTIAL_MARK if self.partial else ''}"
+
+    @property
+    def shortfall(self) -> str:
+        """Why the task is out of the mean: "scored 18 of 20" or "nothing scored"."""
+        return f"scored {self.num_scored} of {self.num_expected}" if self.num_scored else "nothing scored"
+
+    def to_json(self) -> dict[str, float | None]:
         """The task's entry of `score --json`: equal to `metrics.score` on the same input."""
-        return self.metrics | {"num_scored": self.num_scored, "num_missing": len(self.missing)}
+        return (self.metrics or {"score": None}) | {"num_scored": self.num_scored, "num_missing": len(self.missing)}
 
 
 @dataclass(frozen=True)
@@ -88,18 +117,37 @@ class BenchmarkResult:
         return self.partial_mean if self.complete else None
 
     @property
+    def fully_scored(self) -> list[TaskResult]:
+        """Tasks whose every reference id was scored: the only ones a mean may include."""
+        return [r for r in self.tasks.values() if r.complete and r.num_scored]
+
+    @property
+    def left_out(self) -> list[TaskResult]:
+        """Tasks present but kept out of the mean (partly or not scored)."""
+        return [r for r in self.tasks.values() if not (r.complete and r.num_scored)]
+
+    @property
     def partial_mean(self) -> float | None:
-        """Mean over the tasks present, however many; only the ZeroSCROLLS score when `complete`."""
-        if not self.tasks:
-            return None
-        return round(fmean(r.score for r in self.tasks.values()), 4)
+        """Mean over the fully scored tasks (partial and unscored tasks are left out); the ZeroSCROLLS score when
+        `complete`."""
+        full = self.fully_scored
+        return round(fmean(r.metrics["score"] for r in full), 4) if full else None
 
     @property
     def label(self) -> str:
-        """How much of the benchmark was scored: "10 of 10 tasks", "7 of 10 tasks (1 partly)"."""
-        partly = sum(1 for r in self.tasks.values() if not r.complete)
+        """How much of the benchmark was scored: "10 of 10 tasks", "7 of 10 tasks (1 partly, 1 unscored)"."""
+        partly = sum(1 for r in self.tasks.values() if r.partial)
+        unscored = sum(1 for r in self.tasks.values() if not r.num_scored)
+        shortfalls = [f"{partly} partly"] * bool(partly) + [f"{unscored} unscored"] * bool(unscored)
         text = f"{len(self.tasks)} of {len(TASKS)} tasks"
-        return f"{text} ({partly} partly)" if partly else text
+        return f"{text} ({', '.join(shortfalls)})" if shortfalls else text
+
+    @property
+    def mean_note(self) -> str:
+        """What the partial mean covers and why the other tasks are out of it."""
+        out = ", ".join(f"{r.task} ({r.shortfall})" for r in self.left_out)
+        text = f"mean of the {len(self.fully_scored)} fully scored task(s)"
+        return f"{text}; left out: {out}" if out else text
 
 
 def format_ok(task: str, prediction: str, example: Example) -> bool:
@@ -130,10 +178,16 @@ def _summary_ids(example: Example) -> list[int]:
 def score_task(
     task: str, predictions: Mapping[str, str], examples: Sequence[Example], *, strict: bool = False
 ) -> TaskResult:
-    """Score one task; with `strict`, any missing or unknown id is a UsageError instead of a note."""
-    references = {ex.id: ex.outputs for ex in examples}
+    """Score one task; with `strict`, any missing or unknown id is a UsageError instead of a note.
+
+    Rows without a gold reference are left out and listed in `unreferenced`, unless no row has one (the test
+    split), which `metrics.score_examples` refuses."""
+    unreferenced = tuple(ex.id for ex in examples if not ex.outputs)
+    if len(unreferenced) == len(examples):
+        unreferenced = ()
+    references = {ex.id: ex.outputs for ex in examples if ex.id not in unreferenced}
     missing = tuple(i for i in references if i not in predictions)
-    unknown = tuple(i for i in predictions if i not in references)
+    unknown = tuple(i for i in predictions if i not in references and i not in unreferenced)
     if strict and (missing or unknown):
         raise UsageError(
             f"{task}: {len(missing)} reference id(s) without a prediction{_some(missing)} and {len(unknown)} "
@@ -145,7 +199,7 @@ def score_task(
     off_format = tuple(i for i in per_example if not format_ok(task, predictions[i], by_id[i]))
     return TaskResult(
         task=task,
-        metrics=aggregate(task, per_example),
+        metrics=aggregate(task, per_example) if per_example else {},
         num_scored=len(per_example),
         num_expected=len(references),
         missing=missing,
@@ -153,6 +207,7 @@ def score_task(
         format_ok=1 - len(off_format) / len(per_example) if per_example else None,
         off_format=off_format,
         per_example=per_example,
+        unreferenced=unreferenced,
     )
 
 
@@ -185,6 +240,13 @@ def coverage_notes(result: BenchmarkResult) -> list[str]:
             )
         if r.unknown:
             notes.append(f"{r.task}: ignored {len(r.unknown)} prediction id(s) not in the references{_some(r.unknown)}")
+        if r.unreferenced:
+            notes.append(
+                f"{r.task}: {len(r.unreferenced)} row(s) have an empty gold reference and are left out of the task"
+                f"{_some(r.unreferenced)}; fix their 'output' field in the data"
+            )
+    if result.left_out:
+        notes.append(f"no task score is averaged unless fully scored: {result.mean_note}")
     return notes
 
 
@@ -235,7 +297,7 @@ def _read_prediction_file(path: Path) -> dict[str, str]:
 
 def results_table(result: BenchmarkResult) -> Table:
     """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
-    clearly labelled partial mean) in the last row and the caption."""
+    clearly labelled partial mean over the fully scored tasks) in the last row and the caption."""
     table = Table(title=f"ZeroSCROLLS scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("task", no_wrap=True)
     table.add_column("metric", no_wrap=True)
@@ -246,7 +308,7 @@ def results_table(result: BenchmarkResult) -> Table:
         table.add_row(
             r.task,
             _METRIC_LABELS[get_task(r.task).metric],
-            f"{r.score:.2f}",
+            r.score_text,
             *rouge,
             f"{r.num_scored} of {r.num_expected}",
             "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%",
@@ -255,7 +317,13 @@ def results_table(result: BenchmarkResult) -> Table:
     if result.mean is not None:
         table.add_row("ZeroSCROLLS", "mean", f"{result.mean:.2f}")
         table.caption = "ZeroSCROLLS score: mean of the 10 task scores"
-    elif result.partial_mean is not None:
-        table.add_row("partial mean", f"{len(result.tasks)} tasks", f"{result.partial_mean:.2f}")
-        table.caption = f"{result.label}: no ZeroSCROLLS score, which needs all 10 tasks fully scored"
+    elif result.tasks:
+        full = len(result.fully_scored)
+        mean = NO_SCORE if result.partial_mean is None else f"{result.partial_mean:.2f}"
+        table.add_row("partial mean", f"{full} tasks", mean)
+        table.caption = (
+            f"{result.label}: no ZeroSCROLLS score, which needs all 10 tasks fully scored; partial {result.mean_note}"
+        )
+        if any(r.partial for r in result.tasks.values()):
+            table.caption += f". {PARTIAL_MARK}: scored on fewer examples than the task has"
     return table

@@ -19,7 +19,7 @@ import pandas as pd
 from rich.console import Console
 
 from zeroscrolls import plots, runfolder
-from zeroscrolls.bootstrap import Bootstrap
+from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.compare import SHORT_NAMES
 from zeroscrolls.data import load_examples
@@ -28,6 +28,7 @@ from zeroscrolls.planning import resolve_model
 from zeroscrolls.providers.base import Request
 from zeroscrolls.report import markdown_table
 from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, plan_run
+from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
 from zeroscrolls.tasks import TASKS
 from zeroscrolls.templates import load_templates
 from zeroscrolls.truncation import Truncator
@@ -42,6 +43,7 @@ CSV_COLUMNS = [
     "ci_high",
     "scored",
     "examples",
+    "partial",
     "truncated_share",
     "kept_fraction",
     "cost_usd",
@@ -249,7 +251,9 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
 
 
 def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> list[dict[str, Any]]:
-    """sweep.csv rows of one point: score and interval, truncation and cost per task, and the average."""
+    """sweep.csv rows of one point: score and interval, truncation and cost per task, and the average (only where
+    every task is fully scored). `partial`: the task has examples without a score (its score, if any, is over the
+    others)."""
     rows = []
     scores = result.scores
     for task, items in result.results.items():
@@ -267,6 +271,7 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
                 "ci_high": round(interval.high, 4) if interval else None,
                 "scored": scored.num_scored if scored is not None else 0,
                 "examples": len(items),
+                "partial": scored is not None and not scored.complete,
                 "truncated_share": round(fmean(c.truncated for c in cuts), 4) if cuts else None,
                 "kept_fraction": round(fmean(c.kept_fraction for c in cuts), 4) if cuts else None,
                 "cost_usd": _sum(costs),
@@ -284,6 +289,7 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
                 "ci_high": round(average.high, 4),
                 "scored": sum(r["scored"] for r in rows),
                 "examples": sum(r["examples"] for r in rows),
+                "partial": False,
                 "truncated_share": _weighted(rows, "truncated_share"),
                 "kept_fraction": _weighted(rows, "kept_fraction"),
                 "cost_usd": _sum([r["cost_usd"] for r in rows]),
@@ -318,7 +324,8 @@ def _finish(config: SweepConfig, rows: list[dict[str, Any]], points: list[PointS
 
 def score_grid(frame: pd.DataFrame, *, intervals: bool, short: bool = False) -> tuple[list[str], list[list[str]]]:
     """Headers and rows of the score table: one row per (model, budget), one column per task and the average;
-    `short` uses the paper's column names and one decimal (terminal)."""
+    `short` uses the paper's column names and one decimal (terminal). Partial scores carry `PARTIAL_MARK`, tasks
+    with nothing scored show `NO_SCORE`."""
     columns = [t for t in [*TASKS, AVERAGE] if t in set(frame.task)]
     rows = []
     for (model, budget), group in frame.groupby(["model", "budget"], sort=False):
@@ -327,11 +334,13 @@ def score_grid(frame: pd.DataFrame, *, intervals: bool, short: bool = False) -> 
         for task in columns:
             r = by_task.get(task)
             if r is None or pd.isna(r.score):
-                cells.append("-")
-            elif intervals:
-                cells.append(f"{r.score:.2f} [{r.ci_low:.2f}, {r.ci_high:.2f}]")
+                cells.append(NO_SCORE if r is not None and r.partial else "-")
+                continue
+            mark = PARTIAL_MARK if r.partial else ""
+            if intervals:
+                cells.append(f"{r.score:.2f}{mark} [{r.ci_low:.2f}, {r.ci_high:.2f}]")
             else:
-                cells.append(f"{r.score:.1f}" if short else f"{r.score:.2f}")
+                cells.append(f"{r.score:.1f}{mark}" if short else f"{r.score:.2f}{mark}")
         rows.append([str(model), str(budget), *cells])
     names = [SHORT_NAMES.get(c, "Avg") for c in columns] if short else columns
     return ["model", "budget", *names], rows
@@ -386,10 +395,30 @@ def _scores_section(frame: pd.DataFrame, boot: Bootstrap) -> str:
     headers, rows = score_grid(frame, intervals=True)
     return (
         f"## Scores\n\nEach cell: score [{100 * boot.level:g}% bootstrap interval, {boot.resamples} resamples, seed "
-        f"{boot.seed}]. The average is the ZeroSCROLLS score, shown only where all ten tasks were fully scored.\n\n"
+        f"{boot.seed}]. The average is the ZeroSCROLLS score, shown only where all ten tasks were fully scored. "
+        f"{PARTIAL_MARK}: scored on fewer examples than the task has (failed examples left out; hollow markers in "
+        f"the plot); {NO_SCORE}: no example scored.\n\n"
         + markdown_table(headers, rows)
         + f"\n![Score vs token budget]({SCORE_PLOT})\n"
     )
+
+
+def score_notes(frame: pd.DataFrame) -> list[str]:
+    """Why a score is partial or missing, and which intervals rest on too few examples to be trusted."""
+    tasks = frame[frame.task != AVERAGE]
+    notes = [
+        f"{r.model} at {r.budget}: {r.task} "
+        + (f"scored {r.scored} of {r.examples} ({PARTIAL_MARK})" if r.scored else f"has no scored example ({NO_SCORE})")
+        + ", left out of the average"
+        for r in tasks[tasks.partial].itertuples(index=False)
+    ]
+    thin = tasks[tasks.score.notna() & (tasks.scored < MIN_INTERVAL_EXAMPLES)]
+    if len(thin):
+        notes.append(
+            f"{len(thin)} interval(s) rest on fewer than {MIN_INTERVAL_EXAMPLES} examples (as few as "
+            f"{thin.scored.min()}): too few for a bootstrap to be trusted; the plot leaves them unshaded"
+        )
+    return notes
 
 
 def render_report(config: SweepConfig, result: SweepResult) -> str:
@@ -412,6 +441,7 @@ def render_report(config: SweepConfig, result: SweepResult) -> str:
         for p in result.points
     ]
     notes = [f"- {p.model} at {p.budget}: stopped early: {p.stopped}" for p in result.points if p.stopped]
+    notes += [f"- {note}" for note in score_notes(result.frame)]
     notes += [
         f"- {p.model} at {p.budget}: {p.totals.failed} example(s) failed" for p in result.points if p.totals.failed
     ]

@@ -56,6 +56,7 @@ from zeroscrolls.sweep import (
     point_overview,
     run_sweep,
     score_grid,
+    score_notes,
 )
 from zeroscrolls.tasks import parse_tasks
 
@@ -188,6 +189,8 @@ def _print_sweep(result: SweepResult, err: Console) -> None:
     out = Console()
     out.print(_grid_table("Scores by token budget", *score_grid(result.frame, intervals=False, short=True)))
     out.print(_grid_table("Truncation and cost", *point_overview(result)))
+    for note in score_notes(result.frame):
+        err.print(f"note: {note}")
     for p in result.points:
         if p.stopped:
             err.print(f"[yellow]stopped:[/yellow] {p.model} at {p.budget}: {p.stopped}")

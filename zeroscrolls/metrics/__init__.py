@@ -68,9 +68,13 @@ def aggregate(task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict
     return {name: round(value, 4) for name, value in result.items()}
 
 
-def score(task: str, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]) -> dict[str, float]:
+def score(
+    task: str, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]
+) -> dict[str, float | None]:
     """The task score (key "score", 0-100), its sub-metrics, `num_scored` and `num_missing` (reference ids
-    without a prediction; they are left out of the score). Prediction ids without references are ignored."""
+    without a prediction; they are left out of the score). Prediction ids without references are ignored. With
+    no example scored there is no score: {"score": None} and the counts, never a 0 that would pull a mean down."""
     per_example = score_examples(task, predictions, references)
     num_missing = sum(1 for example_id in references if example_id not in predictions)
-    return aggregate(task, per_example) | {"num_scored": len(per_example), "num_missing": num_missing}
+    metrics: dict[str, float | None] = {**aggregate(task, per_example)} if per_example else {"score": None}
+    return metrics | {"num_scored": len(per_example), "num_missing": num_missing}
