@@ -19,7 +19,14 @@ from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.hf_models import encode_request
-from zeroscrolls.providers.vllm import VLLMProvider
+from zeroscrolls.providers.vllm import (
+    CHUNK_REQUESTS,
+    CHUNK_SECONDS,
+    FIRST_CHUNK,
+    VLLMProvider,
+    next_chunk_size,
+    poisons_engine,
+)
 from zeroscrolls.templates import PromptStyle, load_templates
 from zeroscrolls.truncation import Truncator
 
@@ -113,6 +120,31 @@ def test_a_separate_tokenizer_is_passed_to_the_engine() -> None:
     profile = ModelProfile("/models/llama", "vllm", 4096, "hf:/models/llama-tokenizer", PromptStyle.CHAT)
     assert VLLMProvider().engine_args(profile, 100)["tokenizer"] == "/models/llama-tokenizer"
     assert "tokenizer" not in VLLMProvider().engine_args(llama_profile(), 100)
+
+
+# --- chunks: a crash costs at most one chunk ----------------------------------------------------------------------
+
+
+def test_chunks_start_small_then_follow_the_engine_speed_within_the_cap() -> None:
+    assert next_chunk_size(None, None) == FIRST_CHUNK
+    assert next_chunk_size(None, None, max_requests=8) == 8
+    assert next_chunk_size(32, CHUNK_SECONDS / 4) == 128  # 4x faster than the target: 4x the requests
+    assert next_chunk_size(32, 1.0) == CHUNK_REQUESTS  # never more than the cap, however fast
+    assert next_chunk_size(32, 10 * CHUNK_SECONDS) == 3  # slow requests: a chunk still takes about CHUNK_SECONDS
+    assert next_chunk_size(1, 100 * CHUNK_SECONDS) == 1
+    sizes, size, wall = [], None, None
+    for _ in range(5):  # an engine at 0.5 s per request: chunks grow from the probe to a steady size
+        size = next_chunk_size(size, wall, max_requests=10_000, target_seconds=60.0)
+        sizes.append(size)
+        wall = 0.5 * size
+    assert sizes == [FIRST_CHUNK, 120, 120, 120, 120]
+
+
+def test_cuda_errors_stop_the_run_and_other_engine_errors_fail_one_chunk() -> None:
+    assert poisons_engine(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert poisons_engine(RuntimeError("CUDA error: device-side assert triggered"))
+    assert poisons_engine(type("EngineDeadError", (Exception,), {})("EngineCore encountered an issue"))
+    assert not poisons_engine(ValueError("The decoder prompt (length 9000) is longer than the maximum model length"))
 
 
 # --- with vLLM's own classes (where vLLM is installed) -------------------------------------------------------------

@@ -1,9 +1,13 @@
-"""The `vllm` provider: decoder-only models on vLLM's offline engine, every request of a run in one `generate` call.
+"""The `vllm` provider: decoder-only models on vLLM's offline engine, the run's requests in chunks of `generate` calls.
 
-vLLM schedules the whole run itself (continuous batching, paged KV cache); tensor and pipeline parallelism and Ray
-for several nodes are vLLM's own executors, set through the engine arguments. Prompts reach the engine as token ids
-made exactly as the `hf` provider makes them (chat template, special tokens), so both engines see the same input and
-the engine's `max_model_len` can be sized to the longest request.
+vLLM schedules each chunk itself (continuous batching, paged KV cache); tensor and pipeline parallelism and Ray
+for several nodes are vLLM's own executors, set through the engine arguments. Chunks are capped by count and sized
+to take about `CHUNK_SECONDS` each, and each chunk's generations are handed to the runner (and its cache) as soon
+as the chunk returns, so a crash loses at most one chunk; an error that leaves the GPU context unusable (a CUDA
+error, a dead engine) stops the run instead of failing every later chunk one by one.
+
+Prompts reach the engine as token ids made exactly as the `hf` provider makes them (chat template, special tokens),
+so both engines see the same input and the engine's `max_model_len` can be sized to the longest request.
 
 Encoder-decoder models (Flan-T5, Flan-UL2, T0pp) are refused before vLLM is imported: vLLM removed its
 encoder-decoder runner with the V0 engine (vllm-project/vllm PR #24907, "Remove V0 Encoder-Decoder Support", merged
@@ -29,6 +33,34 @@ from zeroscrolls.providers.hf_models import HuggingFaceModels, encode_request, r
 if TYPE_CHECKING:
     from vllm import LLM, SamplingParams
     from vllm.inputs import TokensPrompt
+
+CHUNK_REQUESTS = 256
+"""Most requests one `generate` call gets (a crash loses at most these)."""
+CHUNK_SECONDS = 300.0
+"""Wall time a chunk is sized to take, from the speed of the chunk before."""
+FIRST_CHUNK = 32
+"""Requests of the first chunk, before the engine's speed on this run is known."""
+POISONING_ERRORS = ("CUDA error", "device-side assert", "illegal memory access", "EngineDeadError", "AcceleratorError")
+"""Marks of an error after which the engine or its GPU context cannot run anything else."""
+
+
+def next_chunk_size(
+    last_size: int | None,
+    last_seconds: float | None,
+    max_requests: int = CHUNK_REQUESTS,
+    target_seconds: float = CHUNK_SECONDS,
+) -> int:
+    """Requests for the next `generate` call: `FIRST_CHUNK` at first, then as many as the last chunk's speed
+    finishes in `target_seconds`, between 1 and `max_requests`."""
+    if last_size is None or not last_seconds or last_seconds <= 0:
+        return max(1, min(FIRST_CHUNK, max_requests))
+    return max(1, min(max_requests, int(last_size * target_seconds / last_seconds)))
+
+
+def poisons_engine(exc: BaseException) -> bool:
+    """Whether `exc` leaves the engine unusable (every later call would fail the same way)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return any(mark in text for mark in POISONING_ERRORS)
 
 
 def encoder_decoder_refused(model: str) -> UsageError:
@@ -114,8 +146,9 @@ class VLLMProvider(HuggingFaceModels):
         return TokensPrompt(prompt_token_ids=encode_request(tokenizer, request))
 
     async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
-        """One `LLM.generate` call for the whole run. It runs on the event loop's thread: vLLM's engine installs
-        signal handlers and must be created and driven from the main thread (vllm-project/vllm PR #14972)."""
+        """`LLM.generate` on chunks of the requests (`next_chunk_size`), each chunk's generations yielded as soon as
+        it returns. It runs on the event loop's thread: vLLM's engine installs signal handlers and must be created
+        and driven from the main thread (vllm-project/vllm PR #14972)."""
         if not requests:
             return
         prompts = [self.engine_prompt(r) for r in requests]
@@ -133,24 +166,36 @@ class VLLMProvider(HuggingFaceModels):
                 "lower --max-tokens or raise --max-model-len",
                 input_tokens=lengths[i],
             )
-        if not runnable:
-            return
-        start = time.perf_counter()
-        outputs = llm.generate(
-            [prompts[i] for i in runnable], [self.sampling_params(requests[i]) for i in runnable], use_tqdm=True
-        )
-        wall = time.perf_counter() - start
-        for i, output in zip(runnable, outputs, strict=True):
-            completion = output.outputs[0]
-            yield Generation(
-                request_key=requests[i].key(),
-                text=completion.text,
-                finish_reason=completion.finish_reason,
-                input_tokens=len(output.prompt_token_ids or prompts[i]["prompt_token_ids"]),
-                output_tokens=len(completion.token_ids),
-                latency_s=wall,
-                info={"engine_call_requests": len(runnable)},
-            )
+        size, wall = None, None
+        while runnable:
+            size = next_chunk_size(size, wall)
+            chunk, runnable = runnable[:size], runnable[size:]
+            start = time.perf_counter()
+            try:
+                outputs = llm.generate(
+                    [prompts[i] for i in chunk], [self.sampling_params(requests[i]) for i in chunk], use_tqdm=True
+                )
+            except Exception as exc:
+                if poisons_engine(exc):
+                    raise FatalProviderError(
+                        f"vLLM's engine failed and cannot go on ({type(exc).__name__}: {exc}); the generations "
+                        "finished before are cached: rerun the same command to resume"
+                    ) from exc
+                for i in chunk:
+                    yield Generation(request_key=requests[i].key(), error=f"vLLM: {type(exc).__name__}: {exc}")
+                continue
+            wall = time.perf_counter() - start
+            for i, output in zip(chunk, outputs, strict=True):
+                completion = output.outputs[0]
+                yield Generation(
+                    request_key=requests[i].key(),
+                    text=completion.text,
+                    finish_reason=completion.finish_reason,
+                    input_tokens=len(output.prompt_token_ids or prompts[i]["prompt_token_ids"]),
+                    output_tokens=len(completion.token_ids),
+                    latency_s=wall,
+                    info={"engine_call_requests": len(chunk)},
+                )
 
     def _engine(self, args: dict[str, Any]) -> tuple[LLM, int]:
         """The engine and its max_model_len, created once per run (vLLM holds the model and its GPU memory)."""
