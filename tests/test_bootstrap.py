@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from tests.conftest import REAL_TASKS
-from zeroscrolls.bootstrap import Bootstrap, resample_scores
+from zeroscrolls.bootstrap import CHUNK_VALUES, METRICS_PER_EXAMPLE, Bootstrap, resample_scores
 from zeroscrolls.metrics import aggregate, score_examples
+from zeroscrolls.tasks import TASKS
 
 
 def shuffled_gold_scores(real_data_dir: Path, task: str) -> dict[str, dict[str, float]]:
@@ -92,3 +93,24 @@ def test_a_rouge_resample_is_scored_as_the_aggregate_of_its_examples(real_scores
         for row, got in zip(idx, scores, strict=True):
             resample = {f"{pos}:{ids[k]}": per_example[ids[k]] for pos, k in enumerate(row)}
             assert got == pytest.approx(aggregate(task, resample)["score"], abs=2e-4)
+
+
+def test_large_tasks_are_resampled_in_bounded_chunks_with_the_same_draws_for_small_ones(real_scores: dict) -> None:
+    boot = Bootstrap(resamples=1000, seed=3)
+    n = 200_000
+    chunks = list(boot._index_chunks("qasper", n))
+    assert len(chunks) > 1 and sum(len(c) for c in chunks) == 1000
+    assert all(c.size * METRICS_PER_EXAMPLE <= CHUNK_VALUES for c in chunks)
+
+    small = real_scores["gov_report"]
+    ids = list(small)
+    whole = np.random.default_rng([3, list(TASKS).index("gov_report")]).integers(0, len(ids), size=(1000, len(ids)))
+    draws = resample_scores("gov_report", small, ids, whole)
+    tail = np.percentile(draws, [2.5, 97.5])
+    interval = boot.task_score("gov_report", small)
+    assert (interval.low, interval.high) == tuple(map(float, tail))  # one chunk: the draws of the whole matrix
+
+    rng = np.random.default_rng(0)
+    large = {f"q{i}": {"f1": float(v)} for i, v in enumerate(rng.uniform(0, 100, n))}
+    big = boot.task_score("qasper", large)
+    assert big.n == n and big.low < big.estimate < big.high and big.high - big.low < 1.0

@@ -5,11 +5,13 @@ ROUGE intervals are intervals of the geometric mean of averaged R1/R2/RL, not of
 score is a function of its sub-metrics' example means (spec §4.1, §4.7), so the aggregate of a resample equals
 the aggregate of one row holding the resample's means: the means come from numpy, `aggregate` does the rest.
 Each task draws from its own seeded generator, so a task's interval is the same alone or inside an average.
+Resamples are drawn and scored in chunks of at most `CHUNK_VALUES` gathered values, so memory stays flat however
+many examples there are (never a resamples x examples matrix of a large task).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +19,10 @@ import numpy as np
 from zeroscrolls.metrics import aggregate
 from zeroscrolls.tasks import TASKS
 
+CHUNK_VALUES = 1 << 22
+"""Most values (resamples x examples x sub-metrics) one chunk of resamples gathers: 32 MB of float64."""
+METRICS_PER_EXAMPLE = 3
+"""Most sub-metrics an example has (ROUGE's R1, R2, RL): sizes the chunks."""
 MIN_INTERVAL_EXAMPLES = 10
 """Below this many examples a percentile bootstrap interval is too rough to show without a warning."""
 
@@ -51,7 +57,7 @@ class Bootstrap:
     def task_score(self, task: str, per_example: PerExample) -> Interval:
         """The task score's interval over all ids of `per_example`."""
         ids = list(per_example)
-        draws = resample_scores(task, per_example, ids, self._indices(task, len(ids)))
+        (draws,) = self._draws(task, ids, per_example)
         return self._interval(_score(task, per_example, ids), draws, len(ids))
 
     def average(self, per_task: Mapping[str, PerExample]) -> Interval:
@@ -60,35 +66,43 @@ class Bootstrap:
         for task, per_example in per_task.items():
             ids = list(per_example)
             estimates.append(_score(task, per_example, ids))
-            draws.append(resample_scores(task, per_example, ids, self._indices(task, len(ids))))
+            draws.extend(self._draws(task, ids, per_example))
         n = sum(len(p) for p in per_task.values())
         return self._interval(float(np.mean(estimates)), np.mean(draws, axis=0), n)
 
     def task_difference(self, task: str, a: PerExample, b: PerExample) -> Interval:
         """Paired difference `a - b` of the task score on the ids both scored (same resampled ids for both)."""
         ids = common_ids(a, b)
-        idx = self._indices(task, len(ids))
         estimate = _score(task, a, ids) - _score(task, b, ids)
-        return self._interval(
-            estimate, resample_scores(task, a, ids, idx) - resample_scores(task, b, ids, idx), len(ids)
-        )
+        draws_a, draws_b = self._draws(task, ids, a, b)
+        return self._interval(estimate, draws_a - draws_b, len(ids))
 
     def average_difference(self, a: Mapping[str, PerExample], b: Mapping[str, PerExample]) -> Interval:
         """Paired difference of the mean task scores, tasks of `a` (each on its common ids)."""
         estimates, draws, n = [], [], 0
         for task in a:
             ids = common_ids(a[task], b[task])
-            idx = self._indices(task, len(ids))
             estimates.append(_score(task, a[task], ids) - _score(task, b[task], ids))
-            draws.append(resample_scores(task, a[task], ids, idx) - resample_scores(task, b[task], ids, idx))
+            draws_a, draws_b = self._draws(task, ids, a[task], b[task])
+            draws.append(draws_a - draws_b)
             n += len(ids)
         return self._interval(float(np.mean(estimates)), np.mean(draws, axis=0), n)
 
-    def _indices(self, task: str, n: int) -> np.ndarray:
+    def _draws(self, task: str, ids: Sequence[str], *per_examples: PerExample) -> list[np.ndarray]:
+        """The task score of every resample of `ids`, for each of `per_examples` on the same resampled ids."""
+        tables = [_values(p, ids) for p in per_examples]
+        chunks = [[_resample(task, *table, idx) for table in tables] for idx in self._index_chunks(task, len(ids))]
+        return [np.concatenate([chunk[k] for chunk in chunks]) for k in range(len(per_examples))]
+
+    def _index_chunks(self, task: str, n: int) -> Iterator[np.ndarray]:
+        """Rows of resampled positions, `resamples` in all, a chunk of rows at a time from the task's generator (one
+        chunk, the whole matrix, when it is small)."""
         if n == 0:
             raise ValueError(f"{task}: no examples to resample")
         rng = np.random.default_rng([self.seed, list(TASKS).index(task)])
-        return rng.integers(0, n, size=(self.resamples, n))
+        rows = max(1, CHUNK_VALUES // (n * METRICS_PER_EXAMPLE))
+        for start in range(0, self.resamples, rows):
+            yield rng.integers(0, n, size=(min(rows, self.resamples - start), n))
 
     def _interval(self, estimate: float, draws: np.ndarray, n: int) -> Interval:
         tail = 100 * (1 - self.level) / 2
@@ -98,8 +112,16 @@ class Bootstrap:
 
 def resample_scores(task: str, per_example: PerExample, ids: Sequence[str], idx: np.ndarray) -> np.ndarray:
     """The task score of each resample; row r of `idx` lists positions in `ids` (with repeats)."""
+    return _resample(task, *_values(per_example, ids), idx)
+
+
+def _values(per_example: PerExample, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Sub-metric names and the ids x sub-metrics array of their values."""
     names = list(per_example[ids[0]])
-    values = np.array([[per_example[i][name] for name in names] for i in ids], dtype=float)
+    return names, np.array([[per_example[i][name] for name in names] for i in ids], dtype=float)
+
+
+def _resample(task: str, names: list[str], values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     means = values[idx].mean(axis=1)
     return np.array([aggregate(task, {"resample": dict(zip(names, row, strict=True))})["score"] for row in means])
 
