@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply
@@ -57,19 +58,26 @@ class AnthropicProvider(APIProvider):
     def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
 
-    async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
+    def message_params(self, request: Request) -> dict[str, Any]:
+        """The Messages API parameters that send `request`: the synchronous call and a batch item share them."""
         if request.messages is None:
             raise ValueError("the anthropic provider sends messages; this request has a completion prompt")
-        params: dict[str, Any] = dict(request.decoding)
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": [{"role": role, "content": content} for role, content in request.messages],
+            "max_tokens": request.max_new_tokens,
+            **request.decoding,
+        }
         if request.stop:
             params["stop_sequences"] = list(request.stop)
-        raw = await client.messages.with_raw_response.create(
-            model=request.model,
-            messages=[{"role": role, "content": content} for role, content in request.messages],
-            max_tokens=request.max_new_tokens,
-            **params,
-        )
-        message = await raw.parse()
+        return params
+
+    async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
+        raw = await client.messages.with_raw_response.create(**self.message_params(request))
+        return self.reply_from(await raw.parse(), raw.headers)
+
+    def reply_from(self, message: Message, headers: Mapping[str, str]) -> Reply:
+        """A `Reply` from a message (a synchronous answer or a succeeded item of a message batch)."""
         text = "".join(block.text for block in message.content if block.type == "text")
         usage = message.usage
         cached = usage.cache_read_input_tokens or 0
@@ -81,7 +89,7 @@ class AnthropicProvider(APIProvider):
             input_tokens=input_tokens,
             output_tokens=usage.output_tokens,
             cached_input_tokens=cached,
-            headers=raw.headers,
+            headers=headers,
             info=info,
         )
 

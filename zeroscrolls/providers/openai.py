@@ -15,6 +15,8 @@ from typing import Any
 
 import openai
 import tiktoken
+from openai.types import Completion
+from openai.types.chat import ChatCompletion
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
@@ -26,6 +28,8 @@ from zeroscrolls.templates import PromptStyle
 
 log = logging.getLogger("zeroscrolls.providers")
 
+CHAT_PATH = "/v1/chat/completions"
+COMPLETIONS_PATH = "/v1/completions"
 DEFAULT_REASONING_BUDGET = 4096
 """Tokens a reasoning model may think on top of the task's answer budget, unless `--reasoning-budget` says."""
 
@@ -107,24 +111,33 @@ class OpenAIProvider(APIProvider):
             params["stop"] = list(request.stop)
         return params
 
-    async def _send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
-        params = self._wire_params(request)
+    def request_body(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """The API path and JSON body that send `request`: the synchronous call and a batch line share them."""
+        body: dict[str, Any] = {"model": request.model}
         if request.messages is not None:
-            messages = [{"role": role, "content": content} for role, content in request.messages]
-            raw = await client.chat.completions.with_raw_response.create(
-                model=request.model, messages=messages, **params
-            )
-            completion = raw.parse()
+            body["messages"] = [{"role": role, "content": content} for role, content in request.messages]
+            return CHAT_PATH, body | self._wire_params(request)
+        return COMPLETIONS_PATH, body | {"prompt": request.prompt} | self._wire_params(request)
+
+    async def _send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
+        path, body = self.request_body(request)
+        if path == CHAT_PATH:
+            raw = await client.chat.completions.with_raw_response.create(**body)
+        else:
+            raw = await client.completions.with_raw_response.create(**body)
+        return self.reply_from(raw.parse(), raw.headers)
+
+    def reply_from(self, completion: ChatCompletion | Completion, headers: Mapping[str, str]) -> Reply:
+        """A `Reply` from a chat or text completion (a synchronous answer or one line of a batch's output)."""
+        info: dict[str, Any] = {}
+        if isinstance(completion, ChatCompletion):
             choice = completion.choices[0]
             text = choice.message.content or ""
-            info: dict[str, Any] = {"refusal": choice.message.refusal} if choice.message.refusal else {}
+            if choice.message.refusal:
+                info["refusal"] = choice.message.refusal
         else:
-            raw = await client.completions.with_raw_response.create(
-                model=request.model, prompt=request.prompt, **params
-            )
-            completion = raw.parse()
             choice = completion.choices[0]
-            text, info = choice.text, {}
+            text = choice.text
         usage = completion.usage
         cached = 0
         if usage is not None:
@@ -140,7 +153,7 @@ class OpenAIProvider(APIProvider):
             input_tokens=usage.prompt_tokens if usage is not None else None,
             output_tokens=usage.completion_tokens if usage is not None else None,
             cached_input_tokens=cached,
-            headers=raw.headers,
+            headers=headers,
             info=info,
         )
 
