@@ -1,7 +1,7 @@
 """A local stand-in for the OpenAI and Anthropic HTTP APIs on 127.0.0.1, used by the tests and by bench/api.py.
 
 It speaks POST /v1/chat/completions, /v1/completions, /v1/messages and /v1/messages/count_tokens with the real
-JSON shapes and rate-limit headers, so the official SDKs talk to it through their base URL. It can add latency,
+JSON shapes and rate-limit headers (and the batch APIs, tests/batch_api.py), so the official SDKs talk to it through their base URL. It can add latency,
 enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
 Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
 demand (429, 500, 529, 401, dropped connections). It records every body it received, with the time and status.
@@ -23,6 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.batch_api import BatchDesk
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
@@ -110,6 +111,8 @@ class ApiServer:
     url: str = ""
 
     def __post_init__(self) -> None:
+        self.batches = BatchDesk(self)
+        """The Files/Batches and Message Batches endpoints (tests/batch_api.py)."""
         self._faults: deque[Fault] = deque()
         self._tokens: _Bucket | None = None
         self._requests: _Bucket | None = None
@@ -151,25 +154,30 @@ class ApiServer:
         return self.count_tokens(body.get("prompt", ""))
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        path = request.path
-        anthropic = path.startswith("/v1/messages")
         headers = {k.lower(): v for k, v in request.headers.items()}
+        return await self.respond(request.path, await request.json(), headers, request.transport)
+
+    async def respond(
+        self, path: str, body: dict[str, Any], headers: dict[str, str], transport: asyncio.BaseTransport | None
+    ) -> web.Response:
+        """The answer to one generation request (also each request of a batch, which has no transport)."""
+        anthropic = path.startswith("/v1/messages")
         if self.models is not None and body.get("model") not in self.models:
             return self._error(path, body, Fault(404, message=f"model: {body.get('model')}"), anthropic)
         if path == "/v1/messages/count_tokens":
             self._record(path, body, 200, headers)
             return web.json_response({"input_tokens": self.prompt_tokens(body)})
-        api_key = request.headers.get("x-api-key") or request.headers.get("Authorization", "").removeprefix("Bearer ")
-        if self.key is not None and api_key != self.key:
+        api_key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        if self.key is not None and transport is not None and api_key != self.key:
             return self._error(path, body, Fault(401, message=f"Incorrect API key provided: {api_key}."), anthropic)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
-        if fault is not None and fault.status == 0:
+        if fault is not None and fault.status == 0 and transport is not None:
             self._record(path, body, 0)
-            assert request.transport is not None
-            request.transport.abort()
+            transport.abort()
             return web.Response()
+        if fault is not None and fault.status == 0:  # a batch request has no connection to drop: a server error
+            fault = Fault(500)
         if fault is not None:
             return self._error(path, body, fault, anthropic)
         prompt_tokens = self.prompt_tokens(body)
@@ -327,6 +335,7 @@ class ApiServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         for path in (*GENERATION_PATHS, "/v1/messages/count_tokens"):
             app.router.add_post(path, self._handle)
+        self.batches.add_routes(app)
         runner = web.AppRunner(app, access_log=None)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))

@@ -27,6 +27,7 @@ from zeroscrolls.errors import ExampleError, UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.batch import BatchSettings, batched
 from zeroscrolls.runfolder import RunFolder
 from zeroscrolls.scheduler import CostCap, generate_all
 from zeroscrolls.scoring import BenchmarkResult, score_benchmark
@@ -64,6 +65,8 @@ class RunConfig:
     """Passed to the provider's constructor; only what the user set, so providers keep their defaults."""
     command: tuple[str, ...] = ()
     """The command line, for the manifest."""
+    batch: BatchSettings | None = None
+    """Send the misses through the provider's batch API at batch prices (`--batch`); None = synchronous calls."""
 
     def all_provider_options(self) -> dict[str, Any]:
         """The provider's constructor keywords: the provider options plus `seed` and `concurrency` when set."""
@@ -121,6 +124,8 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
     """
     _check_config(config)
     provider, profile = resolve_model(config.model, config.provider, config.max_tokens, config.all_provider_options())
+    if config.batch is not None:
+        provider = batched(provider, config.batch)
     if config.max_cost is not None and provider.cost(profile, 1, 1) is None:
         raise UsageError(
             f"--max-cost needs prices, and {profile.name} has none in the registry; drop --max-cost, or run a "

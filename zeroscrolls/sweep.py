@@ -9,7 +9,7 @@ per point, with `sweep.csv`, `score_vs_budget.png`, `kept_vs_budget.png` and `re
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
@@ -180,6 +180,14 @@ def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepE
                 )
             )
     return SweepEstimate(points, len(seen), total_low, total_high)
+
+
+def sweep_plans(config: SweepConfig) -> Iterator[Plan]:
+    """Every point's plan, one at a time (`--batch --no-wait` submits them without running them)."""
+    shared_truncators = truncators(config)
+    for model in config.models:
+        for budget in config.budgets:
+            yield plan_run(config.point(model, budget), shared_truncators[model])
 
 
 def _new_cost(plan: Plan, todo: dict[str, Request]) -> tuple[float | None, float | None]:

@@ -94,6 +94,20 @@ ReasoningBudgetOption = Annotated[
 MaxRetriesOption = Annotated[
     int | None, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts.", rich_help_panel=API)
 ]
+BATCH = "Batch APIs (openai, anthropic)"
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch", help="Send through the provider's batch API: half price, results within 24 h.", rich_help_panel=BATCH
+    ),
+]
+PollSecondsOption = Annotated[
+    float, typer.Option("--poll-seconds", help="Seconds between batch status checks.", rich_help_panel=BATCH)
+]
+NoWaitOption = Annotated[
+    bool,
+    typer.Option("--no-wait", help="Submit the batches and exit; rerun without it to collect.", rich_help_panel=BATCH),
+]
 RpmOption = Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)]
 TpmOption = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)]
 

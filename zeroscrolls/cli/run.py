@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from zeroscrolls.cache import open_cache
+from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting
 from zeroscrolls.cli.options import (
     ApiKeyEnvOption,
     BaseUrlOption,
+    BatchOption,
     BatchSizeOption,
     CacheOption,
     ConcurrencyOption,
@@ -28,7 +30,9 @@ from zeroscrolls.cli.options import (
     MaxTokensOption,
     ModelOption,
     NoCacheOption,
+    NoWaitOption,
     PipelineParallelOption,
+    PollSecondsOption,
     PromptsOption,
     ProviderOption,
     ReasoningBudgetOption,
@@ -86,6 +90,9 @@ def run(
     distributed_executor_backend: ExecutorBackendOption = None,
     max_model_len: MaxModelLenOption = None,
     gpu_memory_utilization: GpuMemoryOption = None,
+    batch: BatchOption = False,
+    poll_seconds: PollSecondsOption = 30.0,
+    no_wait: NoWaitOption = False,
 ) -> None:
     """Run the benchmark: build and truncate every prompt, generate what the cache lacks, write predictions,
     records, scores and a report to results/<run-name>/. Rerunning the same command resumes for free.
@@ -96,6 +103,7 @@ def run(
     Example: zeroscrolls run --model naive --data sample
     """
     options = provider_options(locals())
+    err = Console(stderr=True, highlight=False)
     config = RunConfig(
         model=model,
         provider=provider,
@@ -112,8 +120,8 @@ def run(
         seed=seed,
         provider_options=options,
         command=("zeroscrolls", *sys.argv[1:]),
+        batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
     )
-    err = Console(stderr=True, highlight=False)
     plan = plan_run(config)
     if plan.skipped_tasks:
         err.print(
@@ -123,7 +131,13 @@ def run(
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
         if dry_run:
-            Console().print(estimate_table(plan, estimate(plan, generation_cache)))
+            estimates = estimate(plan, generation_cache)
+            Console().print(estimate_table(plan, estimates))
+            if config.batch is not None:
+                err.print(standard_price_note([e.cost_low for e in estimates], [e.cost_high for e in estimates]))
+            return
+        if no_wait:
+            submit_without_waiting([plan], generation_cache, err)
             return
         result = execute(plan, generation_cache, err)
     finally:

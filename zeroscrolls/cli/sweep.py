@@ -16,9 +16,11 @@ from rich.table import Table
 from zeroscrolls import compare as comparison
 from zeroscrolls.bootstrap import Bootstrap
 from zeroscrolls.cache import open_cache
+from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting
 from zeroscrolls.cli.options import (
     ApiKeyEnvOption,
     BaseUrlOption,
+    BatchOption,
     BatchSizeOption,
     CacheOption,
     ConcurrencyOption,
@@ -31,7 +33,9 @@ from zeroscrolls.cli.options import (
     MaxModelLenOption,
     MaxRetriesOption,
     NoCacheOption,
+    NoWaitOption,
     PipelineParallelOption,
+    PollSecondsOption,
     PromptsOption,
     ProviderOption,
     ReasoningBudgetOption,
@@ -57,6 +61,7 @@ from zeroscrolls.sweep import (
     run_sweep,
     score_grid,
     score_notes,
+    sweep_plans,
 )
 from zeroscrolls.tasks import parse_tasks
 
@@ -104,6 +109,9 @@ def sweep(
     distributed_executor_backend: ExecutorBackendOption = None,
     max_model_len: MaxModelLenOption = None,
     gpu_memory_utilization: GpuMemoryOption = None,
+    batch: BatchOption = False,
+    poll_seconds: PollSecondsOption = 30.0,
+    no_wait: NoWaitOption = False,
 ) -> None:
     """Run every (model, budget) point, sharing the cache, then write sweep.csv, plots and report.md to
     results/<sweep-name>/. All points are checked against the models' context windows before anything runs.
@@ -114,6 +122,7 @@ def sweep(
     models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
     if not models:
         raise UsageError("--model needs at least one model name")
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     config = SweepConfig(
         models=models,
         budgets=parse_budgets(max_tokens),
@@ -130,15 +139,21 @@ def sweep(
             seed=seed,
             provider_options=options,
             command=("zeroscrolls", *sys.argv[1:]),
+            batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
         ),
         name=sweep_name,
         bootstrap=Bootstrap(resamples=resamples, seed=0 if seed is None else seed),
     )
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
         if dry_run:
-            Console().print(_estimate_table(estimate_sweep(config, generation_cache)))
+            found = estimate_sweep(config, generation_cache)
+            Console().print(_estimate_table(found))
+            if config.run.batch is not None:
+                err.print(standard_price_note([found.cost_low], [found.cost_high]))
+            return
+        if no_wait:
+            submit_without_waiting(sweep_plans(config), generation_cache, err)
             return
         result = run_sweep(config, generation_cache, err)
     finally:

@@ -15,6 +15,7 @@ import anthropic
 from anthropic.types import Message
 
 from zeroscrolls.models import ModelProfile
+from zeroscrolls.providers.anthropic_batch import AnthropicBatchAPI
 from zeroscrolls.providers.api import APIProvider, Reply
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
@@ -57,6 +58,10 @@ class AnthropicProvider(APIProvider):
 
     def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
+
+    def batch_api(self) -> AnthropicBatchAPI:
+        """Message Batches on this provider's server and key, for `--batch`."""
+        return AnthropicBatchAPI(self, self._make_client(self._api_key()))
 
     def message_params(self, request: Request) -> dict[str, Any]:
         """The Messages API parameters that send `request`: the synchronous call and a batch item share them."""

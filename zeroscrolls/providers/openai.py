@@ -22,6 +22,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply, number_option
 from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.openai_batch import OpenAIBatchAPI
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
 from zeroscrolls.ratelimit import ServerLimits, header_number
 from zeroscrolls.templates import PromptStyle
@@ -99,6 +100,10 @@ class OpenAIProvider(APIProvider):
 
     def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0)
+
+    def batch_api(self) -> OpenAIBatchAPI:
+        """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
+        return OpenAIBatchAPI(self, self._make_client(self._api_key()))
 
     def _wire_params(self, request: Request) -> dict[str, Any]:
         """Decoding and length parameters as the API takes them."""

@@ -1,0 +1,561 @@
+"""Provider batch APIs (`--batch`): the same requests at half price, resumable after a kill, never paid twice.
+
+`BatchProvider` wraps a provider that offers `batch_api()` and keeps its `generate` contract: the runner, the
+scheduler, the cache and the cost cap see an ordinary provider whose prices are halved. Its `generate` re-attaches
+to batches the store (`zeroscrolls.batchstore`) records as running, takes results already downloaded, submits only
+the keys no live batch holds (split by the provider's caps, each batch recorded before it is created), then polls
+every `poll_seconds` and yields each result the moment its batch is downloaded. Failed items that a retry can fix
+(server errors, expired or cancelled requests) go into new batches of their own, at most `MAX_RESUBMITS` times.
+A provider-specific `BatchAPI` (openai_batch.py, anthropic_batch.py) speaks the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+
+from zeroscrolls.batchstore import SUBMITTING, SUCCEEDED, BatchRecord, BatchStore
+from zeroscrolls.errors import UsageError
+from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.providers.api import APIProvider, Reply
+from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.retry import Action
+from zeroscrolls.tokenizers import TokenCounter
+
+T = TypeVar("T")
+
+BATCH_PRICE_FACTOR = 0.5
+"""Both providers bill batch work at half the standard price."""
+MAX_RESUBMITS = 2
+"""Times one run sends a request again after its batch errored, expired or cancelled it."""
+DEFAULT_POLL_SECONDS = 30.0
+SUBMIT_GRACE_S = 120.0
+"""A batch recorded as being submitted for longer than this was left so by a killed run: look it up at the
+provider (a younger one may be another run's submission in progress, so it is waited for)."""
+BATCH_PROVIDERS = ("openai", "anthropic")
+"""The built-in providers with a batch API, named in the error for the others."""
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How `--batch` runs: where the bookkeeping lives, how often to poll, where to draw progress."""
+
+    store_path: Path
+    """The generation cache file, which holds the batch tables too."""
+    poll_seconds: float = DEFAULT_POLL_SECONDS
+    submit_grace_s: float = SUBMIT_GRACE_S
+    console: Console | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    """A batch as the provider reports it, in terms both APIs share."""
+
+    status: str
+    """The provider's own word: validating, in_progress, finalizing, completed, failed, expired, ended, ..."""
+    ended: bool
+    """Nothing more will change: results can be downloaded."""
+    succeeded: int = 0
+    failed: int = 0
+    expires_at: str | None = None
+    rejected: tuple[tuple[int | None, str], ...] = ()
+    """A batch rejected as a whole at validation: (line number from 1, or None for the whole file; message)."""
+    result_files: tuple[str, ...] = ()
+    """Files holding its results (OpenAI: output and error file ids)."""
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One request's outcome inside an ended batch."""
+
+    custom_id: str
+    outcome: str
+    """succeeded, errored, expired, canceled or rejected."""
+    reply: Reply | None = None
+    error: str | None = None
+    retryable: bool = False
+    """Sending it again may succeed (server error, expired, cancelled); a bad request is not retryable."""
+
+
+class BatchAPI(ABC):
+    """One provider's batch endpoints through its official SDK. Caps are measured on the serialized lines."""
+
+    max_requests: ClassVar[int]
+    max_bytes: ClassVar[int]
+
+    @abstractmethod
+    def line(self, request: Request, custom_id: str) -> dict[str, Any]:
+        """The batch entry that sends `request`: the same body as the synchronous call."""
+
+    def group(self, request: Request) -> str:
+        """Requests with the same group may share a batch (one model per batch)."""
+        return request.model
+
+    async def upload(self, payload: bytes) -> str | None:
+        """Upload the batch's JSONL input where the API takes a file; returns its id (None: sent inline)."""
+        return None
+
+    @abstractmethod
+    async def create(self, lines: Sequence[dict[str, Any]], input_file_id: str | None) -> tuple[str, BatchStatus]:
+        """Create the batch; returns its id and status."""
+
+    @abstractmethod
+    async def status(self, batch_id: str) -> BatchStatus: ...
+
+    @abstractmethod
+    async def results(self, batch_id: str, status: BatchStatus, custom_ids: Sequence[str]) -> list[ItemResult]:
+        """Every result of an ended batch (any order); `custom_ids` in line order map line numbers of errors."""
+
+    @abstractmethod
+    async def cancel(self, batch_id: str) -> BatchStatus: ...
+
+    @abstractmethod
+    async def find_created(self, record: BatchRecord, known: set[str]) -> str | None:
+        """The id of the batch a killed run created for `record` but did not record (none of `known`), if any."""
+
+    @abstractmethod
+    async def aclose(self) -> None: ...
+
+
+def custom_id(key: str) -> str:
+    """The custom id of a request in any batch: its cache key (64 hex digits, within ^[a-zA-Z0-9_-]{1,64}$)."""
+    return key
+
+
+def serialize(line: Mapping[str, Any]) -> bytes:
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def split_batches(sizes: Sequence[int], max_requests: int, max_bytes: int) -> Iterator[range]:
+    """Consecutive index ranges of lines (of these byte sizes) that each fit one batch; a line larger than
+    `max_bytes` alone is a range of its own (the API then rejects it, and says why)."""
+    start, total = 0, 0
+    for i, size in enumerate(sizes):
+        if i > start and (i - start >= max_requests or total + size > max_bytes):
+            yield range(start, i)
+            start, total = i, 0
+        total += size
+    if start < len(sizes):
+        yield range(start, len(sizes))
+
+
+def has_batch_api(provider: Provider) -> bool:
+    return callable(getattr(provider, "batch_api", None))
+
+
+def batched(provider: Provider, settings: BatchSettings) -> BatchProvider:
+    """`provider` sending through its batch API; a provider without one is a `UsageError`."""
+    if not has_batch_api(provider):
+        raise UsageError(
+            f"--batch: the {provider.name} provider has no batch API; providers with one: "
+            f"{', '.join(BATCH_PROVIDERS)} (drop --batch to run {provider.name} directly)"
+        )
+    if settings.poll_seconds <= 0:
+        raise UsageError(f"--poll-seconds must be a positive number of seconds, got {settings.poll_seconds:g}")
+    return BatchProvider(provider, settings)
+
+
+@dataclass
+class SubmitSummary:
+    """What `BatchProvider.submit` found and did."""
+
+    done: int = 0
+    """Requests whose results the batch records already hold."""
+    running: int = 0
+    """Requests live batches already hold."""
+    submitted: int = 0
+    batches: list[str] = field(default_factory=list)
+    """Ids of the batches created now."""
+
+
+class BatchProvider(Provider):
+    """`inner` sending through its batch API at batch prices; everything else is the inner provider's."""
+
+    def __init__(self, inner: Provider, settings: BatchSettings) -> None:
+        super().__init__(**inner.options)
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]  # requests (and so cache keys) are the inner provider's
+        self.settings = settings
+        self._profiles: dict[str, ModelProfile] = {}
+
+    # --- the inner provider's, unchanged ----------------------------------------------------------------------
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        profile = self.inner.profile(model, max_tokens)
+        self._profiles[model] = profile
+        return profile
+
+    def tokenizer(self, profile: ModelProfile) -> TokenCounter:
+        return self.inner.tokenizer(profile)
+
+    def decoding(self, profile: ModelProfile) -> dict[str, Any]:
+        return self.inner.decoding(profile)
+
+    def check_ready(self) -> None:
+        self.inner.check_ready()
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        return self.inner.protocol_notes(profile)
+
+    def cost(
+        self, profile: ModelProfile, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+    ) -> float | None:
+        """The batch price: half the inner provider's."""
+        full = self.inner.cost(profile, input_tokens, output_tokens, cached_input_tokens)
+        return None if full is None else full * BATCH_PRICE_FACTOR
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    # --- batches ----------------------------------------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        return getattr(self.inner, "base_url", None) or ""
+
+    @property
+    def key_env(self) -> str:
+        return getattr(self.inner, "key_env", "")
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        """Every request's generation through batches: stored results first, then each batch as it ends."""
+        if not requests:
+            return
+        session = _Session(self, BatchStore(self.settings.store_path))
+        try:
+            async for generation in session.run({r.key(): r for r in requests}):
+                yield generation
+        finally:
+            await session.close()
+
+    async def submit(self, requests: Sequence[Request]) -> SubmitSummary:
+        """Submit what no batch holds or answered, and return at once (`--no-wait`)."""
+        session = _Session(self, BatchStore(self.settings.store_path))
+        try:
+            return await session.submit_only({r.key(): r for r in requests})
+        finally:
+            await session.close()
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        """Ask the provider to cancel one batch (`zeroscrolls batches cancel`)."""
+        self.inner.check_ready()
+        api: BatchAPI = self.inner.batch_api()  # type: ignore[attr-defined]
+        try:
+            return await call_api(self.inner, f"cancel batch {batch_id}", partial(api.cancel, batch_id))
+        finally:
+            await api.aclose()
+
+    def generation(self, model: str, reply: Reply, batch_id: str) -> dict[str, Any]:
+        """The stored form of a succeeded batch item: the fields of its `Generation`, priced at batch prices."""
+        profile = self._profiles.get(model) or REGISTRY.get(model)
+        cost = None
+        if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
+            cost = self.cost(profile, reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
+        info = dict(reply.info) | {"batch_id": batch_id}
+        if reply.cached_input_tokens:
+            info["cached_input_tokens"] = reply.cached_input_tokens
+        return {
+            "text": reply.text,
+            "finish_reason": reply.finish_reason,
+            "input_tokens": reply.input_tokens,
+            "output_tokens": reply.output_tokens,
+            "cost_usd": cost,
+            "info": info,
+        }
+
+
+class _Session:
+    """One `generate` (or `submit`) call: the store, the SDK client, the live batches it watches."""
+
+    def __init__(self, provider: BatchProvider, store: BatchStore) -> None:
+        self.provider = provider
+        self.inner = provider.inner
+        self.store = store
+        self.api: BatchAPI | None = None
+        self.watching: set[int] = set()
+        self.resubmits: Counter[str] = Counter()
+        self.progress: Progress | None = None
+        self.bars: dict[int, TaskID] = {}
+
+    async def close(self) -> None:
+        self.store.close()
+        if self.api is not None:
+            await self.api.aclose()
+
+    def _api(self) -> BatchAPI:
+        if self.api is None:
+            self.inner.check_ready()
+            self.api = self.inner.batch_api()  # type: ignore[attr-defined]
+        return self.api
+
+    async def _call(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
+        return await call_api(self.inner, what, attempt)
+
+    # --- what the store already knows ---------------------------------------------------------------------------
+
+    async def _recover(self) -> None:
+        """Batches a killed run recorded as being submitted: attach to the one the provider created, or free
+        their keys. Younger records may be another run's submission in progress, and are left alone."""
+        provider = self.provider
+        known = {r.batch_id for r in self.store.records() if r.batch_id}
+        for record in self.store.records(live_only=True):
+            if record.state != SUBMITTING or (record.provider, record.endpoint) != (provider.name, provider.endpoint):
+                continue
+            if _age_s(record.created_at) < provider.settings.submit_grace_s:
+                continue  # watched like a live batch by the runs that need its keys
+            api = self._api()
+            found = await self._call("find an unrecorded batch", partial(api.find_created, record, known))
+            if found is None:
+                self.store.abandon(record.id, "never created: the run stopped before the provider accepted it")
+                continue
+            status = await self._call(f"batch {found}", partial(api.status, found))
+            self.store.submitted(record.id, found, status.status, status.expires_at)
+            known.add(found)
+
+    def _take_known(self, wanted: dict[str, Request]) -> tuple[list[Generation], list[Request]]:
+        """Generations of results already stored; the live batches holding keys start being watched; returns
+        those generations and the requests no batch holds."""
+        provider = self.provider
+        held = self.store.holdings(wanted, provider.name, provider.endpoint)
+        done = []
+        for key, holding in held.items():
+            if holding.result is not None:
+                done.append(_stored(key, holding.result))
+            elif holding.batch is not None:
+                self.watching.add(holding.batch)
+        return done, [request for key, request in wanted.items() if key not in held]
+
+    # --- submitting -------------------------------------------------------------------------------------------
+
+    async def _submit(self, requests: Sequence[Request]) -> tuple[list[str], list[Generation]]:
+        """Create the batches for `requests` (split by the caps, one group per batch); returns their ids and the
+        failures of requests no batch could be created for."""
+        if not requests:
+            return [], []
+        api = self._api()
+        groups: dict[str, list[Request]] = {}
+        for request in requests:
+            groups.setdefault(api.group(request), []).append(request)
+        created, failed = [], []
+        for members in groups.values():
+            lines = [api.line(r, custom_id(r.key())) for r in members]
+            payloads = [serialize(line) for line in lines]
+            for part in split_batches([len(p) for p in payloads], api.max_requests, api.max_bytes):
+                chunk = [members[i] for i in part]
+                try:
+                    created.append(await self._create([lines[i] for i in part], [payloads[i] for i in part], chunk))
+                except BatchAPIError as exc:
+                    failed.extend(Generation(r.key(), error=str(exc)) for r in chunk)
+        return created, failed
+
+    async def _create(self, lines: list[dict[str, Any]], payloads: list[bytes], requests: list[Request]) -> str:
+        """Record the batch, upload and create it, record its id: a kill anywhere leaves a record to recover."""
+        api, provider = self._api(), self.provider
+        items = [(line["custom_id"], r.key()) for line, r in zip(lines, requests, strict=True)]
+        local = self.store.begin(provider.name, requests[0].model, provider.endpoint, provider.key_env, items)
+        try:
+            file_id = await self._call("upload the batch input", partial(api.upload, b"".join(payloads)))
+            if file_id is not None:
+                self.store.set_input_file(local, file_id)
+            batch_id, status = await self._call("create a batch", partial(api.create, lines, file_id))
+        except BatchAPIError as exc:
+            self.store.abandon(local, str(exc))
+            raise
+        self.store.submitted(local, batch_id, status.status, status.expires_at)
+        self.watching.add(local)
+        return batch_id
+
+    async def submit_only(self, wanted: dict[str, Request]) -> SubmitSummary:
+        await self._recover()
+        done, todo = self._take_known(wanted)
+        summary = SubmitSummary(done=len(done), running=len(wanted) - len(done) - len(todo))
+        created, failed = await self._submit(todo)
+        if failed:
+            raise BatchAPIError(failed[0].error or "batch creation failed")
+        summary.submitted, summary.batches = len(todo), created
+        return summary
+
+    # --- waiting and collecting -------------------------------------------------------------------------------
+
+    async def run(self, wanted: dict[str, Request]) -> AsyncIterator[Generation]:
+        await self._recover()
+        done, todo = self._take_known(wanted)
+        outstanding = set(wanted)
+        for generation in done:
+            outstanding.discard(generation.request_key)
+            yield generation
+        _, failed = await self._submit(todo)
+        for generation in failed:
+            outstanding.discard(generation.request_key)
+            yield generation
+        console = self.provider.settings.console or Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[state]}  ok {task.fields[ok]}  failed {task.fields[failed]}  {task.fields[age]}"),
+            console=console,
+        )
+        with self.progress:
+            while self.watching:
+                for local in sorted(self.watching):
+                    async for generation in self._check(local, wanted, outstanding):
+                        outstanding.discard(generation.request_key)
+                        yield generation
+                if self.watching:
+                    await asyncio.sleep(self.provider.settings.poll_seconds)
+
+    async def _check(self, local: int, wanted: dict[str, Request], outstanding: set[str]) -> AsyncIterator[Generation]:
+        """Poll one watched batch; once it has ended, store every result and yield the ones this run wants."""
+        record = self.store.get(local)
+        if record.state == SUBMITTING:  # another run's submission: wait for it, or recover it once it is stale
+            if _age_s(record.created_at) < self.provider.settings.submit_grace_s:
+                return
+            await self._recover()
+            record = self.store.get(local)
+        if not record.live:  # collected by another run meanwhile, or never created
+            self.watching.discard(local)
+            async for generation in self._from_store(local, wanted, outstanding):
+                yield generation
+            return
+        assert record.batch_id is not None
+        api = self._api()
+        status = await self._call(f"batch {record.batch_id}", partial(api.status, record.batch_id))
+        self._show(record, status)
+        if not status.ended:
+            self.store.progress(local, status.status, status.succeeded, status.failed)
+            return
+        items = self.store.items(local)
+        results = await self._call(
+            f"results of batch {record.batch_id}", partial(api.results, record.batch_id, status, list(items))
+        )
+        outcomes = self._outcomes(record, items, results, wanted)
+        self.store.collect(local, status.status, outcomes, _rejection(status))
+        self.watching.discard(local)
+        async for generation in self._from_store(local, wanted, outstanding):
+            yield generation
+
+    def _outcomes(
+        self, record: BatchRecord, items: dict[str, str], results: list[ItemResult], wanted: dict[str, Request]
+    ) -> dict[str, tuple[str, Any]]:
+        """Custom id -> (outcome, stored result) for every item of the batch; an item without a result is
+        'missing' (retryable)."""
+        outcomes: dict[str, tuple[str, Any]] = {
+            cid: ("missing", {"error": "the batch returned no result for this request", "retryable": True})
+            for cid in items
+        }
+        for item in results:
+            key = items.get(item.custom_id)
+            if key is None:
+                continue  # not a request of this batch
+            if item.outcome == SUCCEEDED and item.reply is not None:
+                stored = self.provider.generation(record.model, item.reply, record.batch_id or "")
+                outcomes[item.custom_id] = (SUCCEEDED, stored)
+            else:
+                error = f"batch {record.batch_id}: {item.outcome}: {item.error or 'no detail'}"
+                outcomes[item.custom_id] = (item.outcome, {"error": error, "retryable": item.retryable})
+        return outcomes
+
+    async def _from_store(
+        self, local: int, wanted: dict[str, Request], outstanding: set[str]
+    ) -> AsyncIterator[Generation]:
+        """The outcomes of a collected batch for the keys this run still waits for: successes, final failures, and
+        the retryable failures sent again together in a new batch (at most `MAX_RESUBMITS` times each)."""
+        again = []
+        for key, outcome, result in self.store.outcomes(local):
+            if key not in outstanding:
+                continue
+            if outcome == SUCCEEDED:
+                yield _stored(key, result)
+            elif result.get("retryable") and self.resubmits[key] < MAX_RESUBMITS:
+                self.resubmits[key] += 1
+                again.append(wanted[key])
+            else:
+                error = result.get("error") or "the batch did not answer this request"
+                if result.get("retryable"):
+                    error = f"gave up after {MAX_RESUBMITS} resubmissions: {error}"
+                yield Generation(key, error=error, info={"resubmits": self.resubmits[key]})
+        _, failed = await self._submit(again)
+        for generation in failed:
+            yield generation
+
+    def _show(self, record: BatchRecord, status: BatchStatus) -> None:
+        """Update the progress row of one batch: state, succeeded/failed of its requests, age and expiry."""
+        if self.progress is None:
+            return
+        age = f"age {_duration(_age_s(record.created_at))}"
+        if status.expires_at:
+            age += f", expires in {_duration(-_age_s(status.expires_at))}"
+        fields = {"state": status.status, "ok": status.succeeded, "failed": status.failed, "age": age}
+        if record.id not in self.bars:
+            self.bars[record.id] = self.progress.add_task(record.batch_id or "", total=record.requests, **fields)
+        self.progress.update(self.bars[record.id], completed=status.succeeded + status.failed, **fields)
+
+
+async def call_api(inner: Provider, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
+    """One batch API call under the inner provider's retry policy; refused credentials stop the run, other
+    failures raise `BatchAPIError` (what was recorded stays recorded for the next run)."""
+    if not isinstance(inner, APIProvider):
+        return await attempt()
+    try:
+        result, _ = await inner.retry.call(attempt, inner._verdict, what)
+    except Exception as exc:
+        verdict = inner._verdict(exc)
+        if verdict is None:
+            raise
+        if verdict.action is Action.STOP:
+            raise FatalProviderError(inner._fatal_message(verdict.status, verdict.message)) from None
+        raise BatchAPIError(f"{what}: {verdict.message}") from None
+    return result
+
+
+class BatchAPIError(Exception):
+    """A batch API call failed after its retries; what was recorded stays recorded for the next run."""
+
+
+def _stored(key: str, result: Mapping[str, Any]) -> Generation:
+    return Generation(
+        request_key=key,
+        text=result["text"],
+        finish_reason=result["finish_reason"],
+        input_tokens=result["input_tokens"],
+        output_tokens=result["output_tokens"],
+        cost_usd=result["cost_usd"],
+        info=result["info"],
+    )
+
+
+def _rejection(status: BatchStatus) -> str | None:
+    if not status.rejected:
+        return None
+    return "; ".join(f"line {line}: {message}" if line else message for line, message in status.rejected)
+
+
+def _age_s(iso: str) -> float:
+    return time.time() - datetime.fromisoformat(iso).timestamp()
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def utc_iso(epoch: float | None) -> str | None:
+    """An epoch time as the ISO text the store keeps."""
+    if epoch is None:
+        return None
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
