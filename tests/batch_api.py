@@ -62,6 +62,8 @@ class BatchDesk:
         """While set, every batch stays in progress."""
         self.polls_to_end = 1
         """Retrievals that report a batch in progress before it runs."""
+        self.lose_next_create = False
+        """Create the next batch but drop the connection before answering (the client cannot know its id)."""
         self.created: list[Batch] = []
         self.files: dict[str, bytes] = {}
         self._expire: deque[int] = deque()
@@ -142,7 +144,7 @@ class BatchDesk:
         batch.endpoint, batch.input_file_id = body["endpoint"], body["input_file_id"]
         if self._reject:
             batch.rejected = self._reject.popleft()
-        return web.json_response(self._openai(batch))
+        return self._lose(request) or web.json_response(self._openai(batch))
 
     async def create_anthropic(self, request: web.Request) -> web.Response:
         if refused := self._refuse(request):
@@ -150,7 +152,15 @@ class BatchDesk:
         body = await request.json()
         items = [(r["custom_id"], "/v1/messages", r["params"]) for r in body["requests"]]
         batch = self._new("anthropic", f"msgbatch_{next(self._ids):06d}", items)
-        return web.json_response(self._anthropic(batch, request))
+        return self._lose(request) or web.json_response(self._anthropic(batch, request))
+
+    def _lose(self, request: web.Request) -> web.Response | None:
+        if not self.lose_next_create:
+            return None
+        self.lose_next_create = False
+        assert request.transport is not None
+        request.transport.abort()
+        return web.Response()
 
     def _new(self, kind: str, batch_id: str, items: list[tuple[str, str, dict[str, Any]]]) -> Batch:
         batch = Batch(batch_id, kind, items, time.time())

@@ -251,3 +251,40 @@ def test_run_killed_while_its_batch_runs_reattaches_and_pays_once(server: ApiSer
     assert len(server.batches.created) == 1  # re-attached: no second batch, no second payment
     assert len(server.calls("/v1/chat/completions")) == 6  # each request ran once, inside the one batch
     assert len(records(tmp_path / OPENAI_RUN)) == 6
+
+
+def test_a_run_without_batch_refuses_to_pay_again_for_requests_batches_hold(server: ApiServer, tmp_path: Path) -> None:
+    server.batches.hold = True
+    assert zs(*run_args(server, tmp_path, "--batch", "--no-wait")).exit_code == 0
+    plain = zs(*run_args(server, tmp_path))
+    assert plain.exit_code == 2 and "rerun with --batch" in plain.output, plain.output
+    assert not server.calls("/v1/chat/completions") and not (tmp_path / OPENAI_RUN).exists()
+
+
+def test_results_a_run_did_not_need_wait_for_the_run_that_does(server: ApiServer, tmp_path: Path) -> None:
+    server.batches.hold = True
+    assert zs(*run_args(server, tmp_path, "--batch", "--no-wait")).exit_code == 0  # 6 requests, 3 tasks
+    server.batches.hold = False
+    one_task = zs(*run_args(server, tmp_path / "one", "--batch", "--tasks", "qasper"))
+    assert one_task.exit_code == 0, one_task.output
+    rows = batch_rows("batch_requests")
+    assert len(rows) == 6 and all(outcome == "succeeded" for _, _, _, outcome, _ in rows)  # all 6 downloaded
+    calls = len(server.received)
+    rest = zs(*run_args(server, tmp_path / "rest", "--batch"))
+    assert rest.exit_code == 0, rest.output
+    assert len(server.received) == calls and len(server.batches.created) == 1  # the other 4 came from the store
+
+
+def test_sweep_with_batch_sends_each_point_through_batches(server: ApiServer, tmp_path: Path) -> None:
+    args = ["--model", "gpt-4", "--max-tokens", "2048,4096", "--data", "sample", "--tasks", "qasper,quality"]
+    args += ["--output", str(tmp_path), "--base-url", server.openai_base_url, "--batch", "--poll-seconds", "0.05"]
+    server.batches.hold = True
+    submitted = zs("sweep", *args, "--no-wait")
+    assert submitted.exit_code == 0, submitted.output
+    assert len(server.batches.created) == 2 and "submitted" in submitted.output
+    server.batches.hold = False
+    result = zs("sweep", *args)
+    assert result.exit_code == 0, result.output
+    assert len(server.batches.created) == 2
+    dry = zs("sweep", *args, "--dry-run")
+    assert "at standard prices" in dry.output

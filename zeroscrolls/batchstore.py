@@ -126,6 +126,14 @@ class BatchStore:
                 f"cannot open the batch records in {path} ({exc}); pass another cache file with --cache PATH"
             ) from None
 
+    @staticmethod
+    def recorded_in(path: Path) -> bool:
+        """Whether the cache file holds batch records at all (checked without creating anything)."""
+        if not path.is_file():
+            return False
+        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000) as db:
+            return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'batches'").fetchone() is not None
+
     def close(self) -> None:
         self._db.close()
 

@@ -27,7 +27,7 @@ from zeroscrolls.errors import ExampleError, UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
-from zeroscrolls.providers.batch import BatchSettings, batched
+from zeroscrolls.providers.batch import BatchSettings, batched, refuse_paying_twice
 from zeroscrolls.runfolder import RunFolder
 from zeroscrolls.scheduler import CostCap, generate_all
 from zeroscrolls.scoring import BenchmarkResult, score_benchmark
@@ -357,6 +357,8 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
         totals.input_tokens += _input_tokens(g, requests[g.request_key])
         totals.output_tokens += g.output_tokens or 0
     stopped, fatal = None, False
+    if misses and cache is not None and plan.config.batch is None:
+        refuse_paying_twice(plan.provider, [key for key, _ in misses], cache.path)
     if misses:
         plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
         try:

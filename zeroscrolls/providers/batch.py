@@ -17,7 +17,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -31,7 +31,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
-from zeroscrolls.providers.retry import Action
+from zeroscrolls.providers.retry import Action, Verdict
 from zeroscrolls.tokenizers import TokenCounter
 
 T = TypeVar("T")
@@ -155,6 +155,24 @@ def has_batch_api(provider: Provider) -> bool:
     return callable(getattr(provider, "batch_api", None))
 
 
+def endpoint_of(provider: Provider) -> str:
+    """The server a provider sends to, as batch records name it ('' = the provider's default)."""
+    return getattr(provider, "base_url", None) or ""
+
+
+def refuse_paying_twice(provider: Provider, keys: Sequence[str], store_path: Path) -> None:
+    """A run without --batch must not pay for requests that batches hold or already answered: `UsageError`."""
+    if not keys or not has_batch_api(provider) or not BatchStore.recorded_in(store_path):
+        return
+    with BatchStore(store_path) as store:
+        held = store.holdings(keys, provider.name, endpoint_of(provider))
+    if held:
+        raise UsageError(
+            f"{len(held)} request(s) of this run are in provider batches (running, or answered and not yet "
+            "collected; see `zeroscrolls batches list`): rerun with --batch to collect them instead of paying again"
+        )
+
+
 def batched(provider: Provider, settings: BatchSettings) -> BatchProvider:
     """`provider` sending through its batch API; a provider without one is a `UsageError`."""
     if not has_batch_api(provider):
@@ -223,7 +241,7 @@ class BatchProvider(Provider):
 
     @property
     def endpoint(self) -> str:
-        return getattr(self.inner, "base_url", None) or ""
+        return endpoint_of(self.inner)
 
     @property
     def key_env(self) -> str:
@@ -369,8 +387,18 @@ class _Session:
             file_id = await self._call("upload the batch input", partial(api.upload, b"".join(payloads)))
             if file_id is not None:
                 self.store.set_input_file(local, file_id)
-            batch_id, status = await self._call("create a batch", partial(api.create, lines, file_id))
+            create = partial(api.create, lines, file_id)
+            batch_id, status = await call_api(self.inner, "create a batch", create, resend_unanswered=False)
         except BatchAPIError as exc:
+            if exc.unanswered:  # it may exist: the record stays for a later run to look it up at the provider
+                grace = provider.settings.submit_grace_s
+                raise BatchAPIError(
+                    f"{exc}; the provider may have created the batch, so a rerun after {grace:g} s looks for it "
+                    "before sending these requests again"
+                ) from None
+            self.store.abandon(local, str(exc))
+            raise
+        except FatalProviderError as exc:
             self.store.abandon(local, str(exc))
             raise
         self.store.submitted(local, batch_id, status.status, status.expires_at)
@@ -504,25 +532,44 @@ class _Session:
         self.progress.update(self.bars[record.id], completed=status.succeeded + status.failed, **fields)
 
 
-async def call_api(inner: Provider, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
+async def call_api(
+    inner: Provider, what: str, attempt: Callable[[], Awaitable[T]], resend_unanswered: bool = True
+) -> T:
     """One batch API call under the inner provider's retry policy; refused credentials stop the run, other
-    failures raise `BatchAPIError` (what was recorded stays recorded for the next run)."""
+    failures raise `BatchAPIError`. With `resend_unanswered=False` a call that got no answer (dropped connection,
+    timeout, server error) is not sent again: creating a batch twice would pay twice."""
     if not isinstance(inner, APIProvider):
         return await attempt()
+
+    def verdict(exc: BaseException) -> Verdict | None:
+        found = inner._verdict(exc)
+        if found is not None and not resend_unanswered and _unanswered(found) and found.action is Action.RETRY:
+            return replace(found, action=Action.FAIL)
+        return found
+
     try:
-        result, _ = await inner.retry.call(attempt, inner._verdict, what)
+        result, _ = await inner.retry.call(attempt, verdict, what)
     except Exception as exc:
-        verdict = inner._verdict(exc)
-        if verdict is None:
+        found = verdict(exc)
+        if found is None:
             raise
-        if verdict.action is Action.STOP:
-            raise FatalProviderError(inner._fatal_message(verdict.status, verdict.message)) from None
-        raise BatchAPIError(f"{what}: {verdict.message}") from None
+        if found.action is Action.STOP:
+            raise FatalProviderError(inner._fatal_message(found.status, found.message)) from None
+        raise BatchAPIError(f"{what}: {found.message}", unanswered=_unanswered(found)) from None
     return result
+
+
+def _unanswered(verdict: Verdict) -> bool:
+    """The server may have acted on the call: no answer at all, or a server error."""
+    return verdict.status is None or verdict.status >= 500
 
 
 class BatchAPIError(Exception):
     """A batch API call failed after its retries; what was recorded stays recorded for the next run."""
+
+    def __init__(self, message: str, unanswered: bool = False) -> None:
+        super().__init__(message)
+        self.unanswered = unanswered
 
 
 def _stored(key: str, result: Mapping[str, Any]) -> Generation:

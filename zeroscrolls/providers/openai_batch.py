@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -23,6 +24,8 @@ ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 ITEM_OUTCOMES = {"batch_expired": "expired", "batch_cancelled": "canceled"}
 """Error codes OpenAI writes for requests an expired or cancelled batch never ran."""
 LIST_PAGE = 100
+FIND_WINDOW_S = 300
+"""Batches created this long before a record are older than it: the search for an unrecorded one stops there."""
 
 
 class OpenAIBatchAPI(BatchAPI):
@@ -94,7 +97,10 @@ class OpenAIBatchAPI(BatchAPI):
         """The batch made from the record's uploaded input file: no file, no batch."""
         if record.input_file_id is None:
             return None
-        async for batch in self.client.batches.list(limit=LIST_PAGE):
+        since = datetime.fromisoformat(record.created_at).timestamp() - FIND_WINDOW_S
+        async for batch in self.client.batches.list(limit=LIST_PAGE):  # newest first
+            if batch.created_at < since:
+                break
             if batch.input_file_id == record.input_file_id and batch.id not in known:
                 return batch.id
         return None
