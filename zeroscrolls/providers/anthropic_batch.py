@@ -37,7 +37,7 @@ class AnthropicBatchAPI(BatchAPI):
         return {"custom_id": custom_id, "params": self.provider.message_params(request)}
 
     async def create(self, lines: Sequence[dict[str, Any]], input_file_id: str | None) -> tuple[str, BatchStatus]:
-        batch = await self.client.messages.batches.create(requests=list(lines))  # type: ignore[arg-type]
+        batch = await self.client.messages.batches.create(requests=list(lines))
         return batch.id, _status(batch)
 
     async def status(self, batch_id: str) -> BatchStatus:

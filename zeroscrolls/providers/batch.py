@@ -204,7 +204,7 @@ class BatchProvider(Provider):
     def __init__(self, inner: Provider, settings: BatchSettings) -> None:
         super().__init__(**inner.options)
         self.inner = inner
-        self.name = inner.name  # type: ignore[misc]  # requests (and so cache keys) are the inner provider's
+        self.name = inner.name  # requests (and so cache keys) are the inner provider's
         self.settings = settings
         self._profiles: dict[str, ModelProfile] = {}
 
@@ -269,7 +269,7 @@ class BatchProvider(Provider):
     async def cancel(self, batch_id: str) -> BatchStatus:
         """Ask the provider to cancel one batch (`zeroscrolls batches cancel`)."""
         self.inner.check_ready()
-        api: BatchAPI = self.inner.batch_api()  # type: ignore[attr-defined]
+        api: BatchAPI = self.inner.batch_api()
         try:
             return await call_api(self.inner, f"cancel batch {batch_id}", partial(api.cancel, batch_id))
         finally:
@@ -315,7 +315,7 @@ class _Session:
     def _api(self) -> BatchAPI:
         if self.api is None:
             self.inner.check_ready()
-            self.api = self.inner.batch_api()  # type: ignore[attr-defined]
+            self.api = self.inner.batch_api()
         return self.api
 
     async def _call(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
@@ -385,8 +385,12 @@ class _Session:
         local = self.store.begin(provider.name, requests[0].model, provider.endpoint, provider.key_env, items)
         try:
             file_id = await self._call("upload the batch input", partial(api.upload, b"".join(payloads)))
-            if file_id is not None:
-                self.store.set_input_file(local, file_id)
+        except (BatchAPIError, FatalProviderError) as exc:
+            self.store.abandon(local, str(exc))  # no input file, no batch
+            raise
+        if file_id is not None:
+            self.store.set_input_file(local, file_id)
+        try:
             create = partial(api.create, lines, file_id)
             batch_id, status = await call_api(self.inner, "create a batch", create, resend_unanswered=False)
         except BatchAPIError as exc:
@@ -469,14 +473,14 @@ class _Session:
         results = await self._call(
             f"results of batch {record.batch_id}", partial(api.results, record.batch_id, status, list(items))
         )
-        outcomes = self._outcomes(record, items, results, wanted)
+        outcomes = self._outcomes(record, items, results)
         self.store.collect(local, status.status, outcomes, _rejection(status))
         self.watching.discard(local)
         async for generation in self._from_store(local, wanted, outstanding):
             yield generation
 
     def _outcomes(
-        self, record: BatchRecord, items: dict[str, str], results: list[ItemResult], wanted: dict[str, Request]
+        self, record: BatchRecord, items: dict[str, str], results: list[ItemResult]
     ) -> dict[str, tuple[str, Any]]:
         """Custom id -> (outcome, stored result) for every item of the batch; an item without a result is
         'missing' (retryable)."""
@@ -515,8 +519,9 @@ class _Session:
                 if result.get("retryable"):
                     error = f"gave up after {MAX_RESUBMITS} resubmissions: {error}"
                 yield Generation(key, error=error, info={"resubmits": self.resubmits[key]})
-        _, failed = await self._submit(again)
-        for generation in failed:
+        done, todo = self._take_known({r.key(): r for r in again})  # another run may have sent them already
+        _, failed = await self._submit(todo)
+        for generation in [*done, *failed]:
             yield generation
 
     def _show(self, record: BatchRecord, status: BatchStatus) -> None:
