@@ -1,7 +1,7 @@
 """A local stand-in for the OpenAI and Anthropic HTTP APIs on 127.0.0.1, used by the tests and by bench/api.py.
 
 It speaks POST /v1/chat/completions, /v1/completions, /v1/messages and /v1/messages/count_tokens with the real
-JSON shapes and rate-limit headers (and the batch APIs, tests/batch_api.py), so the official SDKs talk to it through their base URL. It can add latency,
+JSON shapes and rate-limit headers, so the official SDKs talk to it through their base URL. It can add latency,
 enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
 Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
 demand (429, 500, 529, 401, dropped connections). It records every body it received, with the time and status.

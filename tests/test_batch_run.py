@@ -173,7 +173,9 @@ def test_no_wait_submits_and_a_rerun_collects_without_a_new_batch(server: ApiSer
     server.batches.hold = True
     submitted = zs(*run_args(server, tmp_path, "--batch", "--no-wait"))
     assert submitted.exit_code == 0, submitted.output
-    assert "submitted 6 request(s) in 1 new batch(es)" in submitted.output and "without --no-wait" in submitted.output
+    assert "submitted 6 request(s) in 1 new batch(es)" in submitted.output
+    collect = submitted.output.split("Collect them with: ")[1].split(" (`zeroscrolls batches list`")[0]
+    assert "--batch" in collect and "--no-wait" not in collect and "--tasks qasper,narrative_qa,quality" in collect
     assert not (tmp_path / OPENAI_RUN).exists()
 
     listed = zs("batches", "list")

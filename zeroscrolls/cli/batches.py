@@ -4,6 +4,7 @@ submission and the dry run's standard-price line."""
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated
@@ -52,8 +53,9 @@ def batch_settings(
     return BatchSettings(cache or default_cache_path(), poll_seconds, console=console)
 
 
-def submit_without_waiting(plans: Iterable[Plan], cache: GenerationCache | None, err: Console) -> None:
-    """`--no-wait`: submit what the cache and the live batches lack for every plan, print how to collect."""
+def submit_without_waiting(plans: Iterable[Plan], cache: GenerationCache | None, err: Console, collect: str) -> None:
+    """`--no-wait`: submit what the cache and the live batches lack for every plan, print `collect`, the command
+    that collects the results."""
     total = SubmitSummary()
     for plan in plans:
         requests = plan.requests()
@@ -74,8 +76,10 @@ def submit_without_waiting(plans: Iterable[Plan], cache: GenerationCache | None,
         total.batches += summary.batches
     err.print(
         f"submitted {total.submitted} request(s) in {len(total.batches)} new batch(es); {total.running} already in "
-        f"running batches, {total.done} already answered. Collect them by rerunning the same command without "
-        "--no-wait; `zeroscrolls batches list` shows their state."
+        f"running batches, {total.done} already answered. Collect them with: {collect} "
+        "(`zeroscrolls batches list` shows their state)",
+        markup=False,
+        soft_wrap=True,
     )
 
 
@@ -91,6 +95,11 @@ def standard_price_note(lows: Sequence[float | None], highs: Sequence[float | No
         f"--batch: the costs above are batch prices ({BATCH_PRICE_FACTOR:.0%} of standard); at standard prices: "
         f"min $ {money(lows)}, max $ {money(highs)}"
     )
+
+
+def without_no_wait(command: str) -> str:
+    """The command that collects what `command` submitted: the same, waiting."""
+    return shlex.join(word for word in shlex.split(command) if word != "--no-wait")
 
 
 def _store(path: Path | None) -> BatchStore:

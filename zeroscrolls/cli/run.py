@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from zeroscrolls.cache import open_cache
-from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting
+from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
 from zeroscrolls.cli.options import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -137,7 +137,7 @@ def run(
                 err.print(standard_price_note([e.cost_low for e in estimates], [e.cost_high for e in estimates]))
             return
         if no_wait:
-            submit_without_waiting([plan], generation_cache, err)
+            submit_without_waiting([plan], generation_cache, err, without_no_wait(resume_command(ctx)))
             return
         result = execute(plan, generation_cache, err)
     finally:

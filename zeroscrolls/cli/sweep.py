@@ -16,7 +16,7 @@ from rich.table import Table
 from zeroscrolls import compare as comparison
 from zeroscrolls.bootstrap import Bootstrap
 from zeroscrolls.cache import open_cache
-from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting
+from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
 from zeroscrolls.cli.options import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -153,7 +153,7 @@ def sweep(
                 err.print(standard_price_note([found.cost_low], [found.cost_high]))
             return
         if no_wait:
-            submit_without_waiting(sweep_plans(config), generation_cache, err)
+            submit_without_waiting(sweep_plans(config), generation_cache, err, without_no_wait(resume_command(ctx)))
             return
         result = run_sweep(config, generation_cache, err)
     finally:
