@@ -11,6 +11,7 @@ import pytest
 from tests.api_server import ApiServer, collect, plan_requests
 from zeroscrolls.batchstore import ABANDONED, COLLECTED, BatchStore
 from zeroscrolls.planning import resolve_model
+from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch import BatchProvider, BatchSettings, batched, custom_id, serialize, split_batches
 
 KEY = "sk-zs-bookkeeping-unique-key"
@@ -23,6 +24,12 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
     api_server.key = KEY
     return api_server
+
+
+def test_the_batch_provider_answers_for_every_provider_method_itself() -> None:
+    """What it does not delegate (or price) would fall back to `Provider`'s default and, e.g., change cache keys."""
+    public = {name for name in vars(Provider) if not name.startswith("_") and callable(getattr(Provider, name))}
+    assert public and public <= set(vars(BatchProvider))
 
 
 def test_split_batches_respects_both_caps() -> None:

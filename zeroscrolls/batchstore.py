@@ -75,7 +75,7 @@ class BatchRecord:
     provider: str
     model: str
     endpoint: str
-    """The base URL the batch was sent to ('' = the provider's default), so only a client of it re-attaches."""
+    """The server the batch was sent to (as cache keys name it), so only a client of it re-attaches."""
     key_env: str
     """The environment variable whose key created the batch (its name, never its value)."""
     batch_id: str | None

@@ -156,8 +156,8 @@ def has_batch_api(provider: Provider) -> bool:
 
 
 def endpoint_of(provider: Provider) -> str:
-    """The server a provider sends to, as batch records name it ('' = the provider's default)."""
-    return getattr(provider, "base_url", None) or ""
+    """The server a provider sends to, as its cache keys and the batch records name it."""
+    return str(provider.identity().get("endpoint", ""))
 
 
 def refuse_paying_twice(provider: Provider, keys: Sequence[str], store_path: Path) -> None:
@@ -220,6 +220,15 @@ class BatchProvider(Provider):
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         return self.inner.decoding(profile)
+
+    def completion_budget(self, request: Request) -> int:
+        return self.inner.completion_budget(request)
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
+        return self.inner.unregistered_profile(model, max_tokens)
 
     def check_ready(self) -> None:
         self.inner.check_ready()
