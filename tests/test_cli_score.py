@@ -56,7 +56,8 @@ def test_table_shows_scores_coverage_and_partial_mean(run_folder: Path, data_dir
         app, ["score", str(run_folder), "--data", str(data_dir), "--tasks", "quality,gov_report"]
     )
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
+    scores, formats = result.stdout.split("Format analysis")
+    lines = scores.splitlines()
     assert "ZeroSCROLLS scores, 2 of 10 tasks" in lines[0]
     assert [line.split()[0] for line in lines if line.split()[:1] in (["gov_report"], ["quality"])] == [
         "gov_report",
@@ -64,6 +65,8 @@ def test_table_shows_scores_coverage_and_partial_mean(run_folder: Path, data_dir
     ]
     quality_row = next(line for line in lines if line.startswith("quality"))
     assert quality_row.split() == ["quality", "accuracy", "33.33", "21", "of", "21", "100%"]
+    format_rows = {line.split()[0]: line.split() for line in formats.splitlines() if line.split()[:1] == ["quality"]}
+    assert format_rows["quality"][:4] == ["quality", "100%", "0", "(0%)"]  # rotated golds: letters, no refusal
     assert "partial mean" in result.stdout and "no ZeroSCROLLS score" in result.stdout
 
 

@@ -20,6 +20,7 @@ from rich.table import Table
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
 from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.errors import UsageError
+from zeroscrolls.formats import FormatAnalysis
 from zeroscrolls.report import markdown_table
 from zeroscrolls.scoring import PARTIAL_MARK, load_predictions, score_benchmark
 from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
@@ -53,6 +54,8 @@ class RunScores:
     per_example: dict[str, dict[str, dict[str, float]]]
     expected: dict[str, int]
     """Per task, the examples with a gold reference (what a full score covers)."""
+    formats: dict[str, FormatAnalysis] = field(default_factory=dict)
+    """Per task, refusals, output lengths and the lenient score on all ids the run scored."""
 
 
 def find_runs(paths: Sequence[Path]) -> list[Path]:
@@ -97,7 +100,8 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[Run
         result = score_benchmark(predictions, examples)
         per_example = {task: r.per_example for task, r in result.tasks.items()}
         expected = {task: r.num_expected for task, r in result.tasks.items()}
-        runs.append(RunScores(_label(path, paths), path, manifest, per_example, expected))
+        formats = {task: r.formats for task, r in result.tasks.items() if r.formats is not None}
+        runs.append(RunScores(_label(path, paths), path, manifest, per_example, expected, formats))
     return runs
 
 

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
 from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult, TaskResult
 
 SHOWN_IDS = 5
@@ -131,12 +132,14 @@ def _truncation_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> s
 def _format_section(scores: BenchmarkResult) -> str:
     rows = []
     for r in scores.tasks.values():
+        if r.formats is None:
+            continue
         shown = ", ".join(r.off_format[:SHOWN_IDS]) + (" ..." if len(r.off_format) > SHOWN_IDS else "")
-        rows.append([r.task, "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%", shown or "-"])
+        rows.append([*format_row(r.formats), shown or "-"])
     return (
         "## Format diagnostics\n\nShare of predictions in the form the task asks for (a letter, a percentage, a "
-        "permutation of the summary ids, a short answer, a non-empty summary).\n\n"
-        + markdown_table(["task", "format ok", "off-format ids"], rows)
+        "permutation of the summary ids, a short answer, a non-empty summary), refusals, output lengths and the "
+        f"lenient score. {FORMAT_NOTE}\n\n" + markdown_table([*FORMAT_HEADERS, "off-format ids"], rows)
     )
 
 

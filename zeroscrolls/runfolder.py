@@ -125,7 +125,7 @@ def _record(r: ExampleResult) -> dict[str, Any]:
     return {
         "id": r.planned.example.id,
         "key": r.planned.key,
-        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)},
+        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)} | _kept_chars(r),
         "input_tokens": g.input_tokens if g else None,
         "output_tokens": g.output_tokens if g else None,
         "cost_usd": g.cost_usd if g else None,
@@ -137,14 +137,21 @@ def _record(r: ExampleResult) -> dict[str, Any]:
     }
 
 
+def _kept_chars(r: ExampleResult) -> dict[str, int]:
+    """Characters of the document the model saw, so `view` can show the prompt as sent from the document alone."""
+    return {"kept_chars": len(r.planned.request.document)} if r.planned.request is not None else {}
+
+
 def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
-    """scores.json: per-task metrics with coverage and format share ("score": null when nothing was scored); the
-    benchmark score only when complete, and the mean of the fully scored tasks with what it leaves out."""
+    """scores.json: per-task metrics with coverage, format share and format analysis (refusals, lengths, lenient
+    score; "score": null when nothing was scored); the benchmark score only when complete, and the mean of the
+    fully scored tasks with what it leaves out."""
     return {
         "tasks": {
             task: r.to_json()
             | {"num_expected": r.num_expected, "partial": r.partial, "format_ok": r.format_ok}
             | ({"unreferenced": list(r.unreferenced)} if r.unreferenced else {})
+            | {"formats": r.formats.to_json() if r.formats else None}
             for task, r in scores.tasks.items()
         },
         "benchmark": {

@@ -21,12 +21,12 @@ from rich.table import Table
 
 from zeroscrolls.data import Example
 from zeroscrolls.errors import UsageError
+from zeroscrolls.formats import FormatAnalysis, analyze_task, summary_ids
 from zeroscrolls.metrics import aggregate, score_examples
 from zeroscrolls.metrics.accuracy import first_letter
 from zeroscrolls.metrics.concordance_index import parse_ids
 from zeroscrolls.metrics.exp_similarity import parse_percentage
 from zeroscrolls.tasks import TASKS, Category, Metric, get_task
-from zeroscrolls.templates import num_summaries
 
 _METRIC_LABELS = {
     Metric.ROUGE: "ROUGE",
@@ -68,6 +68,8 @@ class TaskResult:
     """`metrics.score_examples`: id -> unrounded sub-metric values on 0-100."""
     unreferenced: tuple[str, ...] = ()
     """Ids of rows without a gold reference (left out of the task, reported)."""
+    formats: FormatAnalysis | None = None
+    """Refusals, output lengths and the lenient score (formats.py): beside the score, never part of it."""
 
     @property
     def score(self) -> float | None:
@@ -164,15 +166,8 @@ def format_ok(task: str, prediction: str, example: Example) -> bool:
     if info.metric is Metric.EXP_SIMILARITY:
         return parse_percentage(prediction) is not None
     if info.metric is Metric.CONCORDANCE_INDEX:
-        return sorted(parse_ids(prediction)) == _summary_ids(example)
+        return sorted(parse_ids(prediction)) == summary_ids(example)
     return 0 < len(prediction.split()) <= MAX_ANSWER_WORDS[task]
-
-
-def _summary_ids(example: Example) -> list[int]:
-    """Sorted ids of a BookSumSort example: the gold's, or 1..N from the instruction when there is no gold."""
-    if example.outputs:
-        return sorted(parse_ids(example.outputs[0]))
-    return list(range(1, (num_summaries(example) or 0) + 1))
 
 
 def score_task(
@@ -208,6 +203,7 @@ def score_task(
         off_format=off_format,
         per_example=per_example,
         unreferenced=unreferenced,
+        formats=analyze_task(task, predictions, examples, per_example, off_format),
     )
 
 

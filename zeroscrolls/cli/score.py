@@ -12,6 +12,7 @@ from rich.console import Console
 from zeroscrolls.cli.options import DataOption, SplitOption
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import UsageError
+from zeroscrolls.formats import format_table
 from zeroscrolls.scoring import coverage_notes, load_predictions, results_table, score_benchmark
 from zeroscrolls.tasks import parse_tasks
 
@@ -56,7 +57,9 @@ def score(
     if as_json:
         typer.echo(json.dumps({task: r.to_json() for task, r in result.tasks.items()}, indent=2))
     else:
-        Console().print(results_table(result))
+        out = Console()
+        out.print(results_table(result))
+        out.print(format_table([r.formats for r in result.tasks.values() if r.formats is not None]))
 
 
 def register(app: typer.Typer) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from enum import Enum
 from pathlib import Path
@@ -50,6 +51,8 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
+from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
+from zeroscrolls.report import markdown_table
 from zeroscrolls.runner import RunConfig
 from zeroscrolls.sweep import (
     SweepConfig,
@@ -255,18 +258,25 @@ def compare(
         if differing:
             shown = ", ".join(f"{t} {n} of which {result.common[t]} common" for t, n in differing.items())
             err.print(f"note: {label} scored {shown}; only ids every run scored are compared")
+    labels = [run.label for run in runs for _ in run.formats]
+    analyses = [analysis for run in runs for analysis in run.formats.values()]
     if output_format is Format.rich:
         out = Console()
         for table in comparison.rich_tables(result, boot):
             out.print(table)
+        out.print(format_table(analyses, labels))
         for note in result.notes:
             err.print(f"note: {note}")
     elif output_format is Format.md:
-        typer.echo(comparison.markdown(result, boot), nl=False)
+        rows = [[label, *format_row(a)] for label, a in zip(labels, analyses, strict=True)]
+        formats = markdown_table(["run", *FORMAT_HEADERS], rows)
+        typer.echo(comparison.markdown(result, boot) + f"\n{formats}\n{FORMAT_NOTE}\n", nl=False)
     elif output_format is Format.csv:
         typer.echo(comparison.long_frame(result).to_csv(index=False), nl=False)
     else:
-        typer.echo(comparison.to_json(result, boot))
+        payload = json.loads(comparison.to_json(result, boot))
+        payload["formats"] = {run.label: {t: a.to_json() for t, a in run.formats.items()} for run in runs}
+        typer.echo(json.dumps(payload, indent=2))
 
 
 def register(app: typer.Typer) -> None:
