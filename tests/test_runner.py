@@ -98,6 +98,7 @@ def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) ->
     root = tmp_path / "results" / "my_run"
     assert result.folder.root == root and result.exit_code == 0
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
+        "lengths.png",
         "manifest.json",
         "overview.png",
         "predictions",
@@ -116,6 +117,7 @@ def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) ->
     (record,) = [json.loads(line) for line in (root / "records" / "quality.jsonl").read_text().splitlines()]
     assert record["id"] == planned.example.id and record["key"] == planned.key and record["cached"] is False
     assert record["truncation"]["prompt_tokens"] == planned.truncation.prompt_tokens
+    assert record["truncation"]["kept_chars"] == len(planned.request.document)
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["provider"]["options"] == {"base_url": "http://127.0.0.1:9"}
     assert manifest["templates"]["quality"] == plan.templates["quality"].digest()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 from matplotlib.axes import Axes
@@ -19,6 +19,9 @@ from matplotlib.figure import Figure
 
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES
 from zeroscrolls.tasks import TASKS
+
+if TYPE_CHECKING:
+    from zeroscrolls.formats import FormatAnalysis
 
 AVERAGE = "average"
 """The `task` value of the benchmark-average rows."""
@@ -130,4 +133,29 @@ def run_overview(
     for ax in (kept_ax, score_ax):
         ax.grid(alpha=0.3, axis="x")
         ax.invert_yaxis()
+    return _save(figure, path)
+
+
+def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
+    """The paper's Figure 5 per task: words of the outputs beside words of the references (median of each
+    example's references), as paired horizontal box plots on a log scale."""
+    figure, (ax,) = _grid(1, width=7.0, height=0.55 * max(len(analyses), 2) + 1.2)
+    outputs = [list(a.prediction_words.values()) or [0] for a in analyses]
+    references = [list(a.reference_words.values()) or [0] for a in analyses]
+    rows = range(len(analyses))
+    style = {"orientation": "horizontal", "widths": 0.35, "patch_artist": True, "showfliers": False}
+    drawn = [
+        ax.boxplot(values, positions=[r + shift for r in rows], **style)
+        for values, shift in ((outputs, -0.2), (references, 0.2))
+    ]
+    for boxes, colour in zip(drawn, ("tab:orange", "tab:blue"), strict=True):
+        for patch in boxes["boxes"]:
+            patch.set_facecolor(colour)
+    ax.set_yticks(list(rows), [a.task for a in analyses])
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlabel("words")
+    ax.grid(alpha=0.3, axis="x")
+    ax.invert_yaxis()
+    ax.legend([b["boxes"][0] for b in drawn if b["boxes"]], ["outputs", "references"], loc="lower right")
+    ax.set_title("Output length vs reference length")
     return _save(figure, path)

@@ -33,9 +33,10 @@ def render_run_report(
     scores: BenchmarkResult | None,
     records: Mapping[str, Sequence[Mapping[str, Any]]],
     plot: str | None = None,
+    lengths_plot: str | None = None,
 ) -> str:
-    """The Markdown report of one run from its manifest, scores and per-example records; `plot` is the file name
-    of the run's overview picture next to the report."""
+    """The Markdown report of one run from its manifest, scores and per-example records; `plot` and
+    `lengths_plot` are the file names of the run's overview and output-length pictures next to the report."""
     model = manifest["model"]
     totals = manifest["totals"]
     parts = [
@@ -56,6 +57,8 @@ def render_run_report(
         parts.append(f"![Share of document kept and per-example scores per task]({plot})\n")
     if scores is not None:
         parts.append(_format_section(scores))
+    if lengths_plot:
+        parts.append(f"![Words of the outputs and of the references per task]({lengths_plot})\n")
     parts.append(_failures_section(records))
     parts.append(
         "## Totals\n\n"

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from zeroscrolls.scoring import BenchmarkResult
 
 OVERVIEW_PLOT = "overview.png"
+LENGTHS_PLOT = "lengths.png"
 VERSIONED_PACKAGES = (
     "zeroscrolls",
     "openai",
@@ -116,7 +117,9 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
     manifest = _manifest(plan, result, started)
     per_example = {t: r.per_example for t, r in result.scores.tasks.items()} if result.scores is not None else {}
     overview = plots.run_overview(records, per_example, folder.root / OVERVIEW_PLOT)
-    write_text(folder.report, report.render_run_report(manifest, result.scores, records, overview.name))
+    analyses = [r.formats for r in result.scores.tasks.values() if r.formats] if result.scores is not None else []
+    lengths = plots.output_lengths(analyses, folder.root / LENGTHS_PLOT).name if analyses else None
+    write_text(folder.report, report.render_run_report(manifest, result.scores, records, overview.name, lengths))
     write_json(folder.manifest, manifest)
 
 
