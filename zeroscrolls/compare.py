@@ -89,7 +89,7 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[Run
                 f"{path} holds test-split predictions, which have no gold to score; compare validation runs, and "
                 "submit test predictions with `zeroscrolls export`"
             )
-        source = data or _source_of(path, manifest)
+        source = data or source_of(path, manifest)
         predictions = load_predictions(path)
         examples = {}
         for task in predictions:
@@ -112,7 +112,7 @@ def _label(path: Path, paths: Sequence[Path]) -> str:
     return path.name
 
 
-def _source_of(run: Path, manifest: Mapping[str, Any]) -> DataSource:
+def source_of(run: Path, manifest: Mapping[str, Any]) -> DataSource:
     """The data source a run used, from its manifest (hub runs at the revision they resolved to)."""
     described = manifest["data"]["source"]
     if described == "sample":

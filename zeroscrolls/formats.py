@@ -133,7 +133,7 @@ def analyze_task(
         references = {i: ex.outputs for i, ex in by_id.items()}
         permutations = {i: summary_ids(ex) for i, ex in by_id.items() if task == "book_sum_sort"}
         per_lenient = lenient_scores(task, predictions, references, permutations)
-        rescued = tuple(i for i in by_id if _value(per_lenient[i]) > _value(per_example[i]))
+        rescued = tuple(i for i in by_id if example_value(per_lenient[i]) > example_value(per_example[i]))
         lenient = aggregate(task, per_lenient)["score"] if per_lenient else None
     return FormatAnalysis(
         task=task,
@@ -192,5 +192,6 @@ def summary_ids(example: Example) -> list[int]:
     return list(range(1, (num_summaries(example) or 0) + 1))
 
 
-def _value(values: Mapping[str, float]) -> float:
+def example_value(values: Mapping[str, float]) -> float:
+    """One number per example: its metric, or the mean of R1, R2 and RL (as the run overview plots them)."""
     return sum(values.values()) / len(values)

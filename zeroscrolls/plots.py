@@ -153,6 +153,7 @@ def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
             patch.set_facecolor(colour)
     ax.set_yticks(list(rows), [a.task for a in analyses])
     ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(left=0)
     ax.set_xlabel("words")
     ax.grid(alpha=0.3, axis="x")
     ax.invert_yaxis()

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from zeroscrolls.cli import batches, cache, export, info, prompt, run, score, sweep
+from zeroscrolls.cli import batches, cache, export, info, prompt, run, score, sweep, view
 from zeroscrolls.errors import UsageError
 
 
@@ -51,7 +51,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for module in (info, prompt, run, score, cache, sweep, export, batches):
+for module in (info, prompt, run, score, cache, sweep, export, batches, view):
     module.register(app)
 _wrap_commands(app)
 

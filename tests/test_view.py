@@ -1,0 +1,232 @@
+"""`zeroscrolls view` in a real browser: headless Chromium (Debian's package) driven by Playwright.
+
+A gpt-4 run over the 130 real validation rows goes through the local API server (documents cut at 4,096 tokens,
+scripted answers with refusals, verbose letters and one failed request); a naive sweep gives the sweep page. The
+tests open the pages from file://, use the filters, sort, open examples and compare the prompt the page shows with
+the prompt the server received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.api_server import ApiServer, Fault
+from tests.conftest import REAL_TASKS
+from tests.real_data import real_golds, write_real_tasks
+from zeroscrolls.cli.main import app
+from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.formats import is_refusal
+from zeroscrolls.tokenizers import load_tokenizer
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")
+
+CHROMIUM = Path(os.environ.get("ZEROSCROLLS_CHROMIUM", "/usr/bin/chromium"))
+SCREENSHOT_COPY = os.environ.get("ZEROSCROLLS_VIEWER_SCREENSHOT")
+"""Where to copy the run page's screenshot as well (the README's docs/viewer.png), when set."""
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+KEY = "sk-zs-view-test-key"
+
+
+def scripted_answers(data: Path) -> Any:
+    """An answer function for the server: per example, by its query (or its document's opening), the gold as a
+    model might write it: verbose letters, refusals on every third NarrativeQA question, extra sentences."""
+    needles = []
+    for task in REAL_TASKS:
+        for k, ex in enumerate(load_examples(task, "validation", DataSource.parse(str(data)))):
+            needle = ex.query.strip() or ex.document[:300]
+            needles.append((needle, task, k, ex.outputs[0]))
+
+    def answer(body: dict[str, Any]) -> str:
+        prompt = body["messages"][0]["content"]
+        for needle, task, k, gold in needles:
+            if needle in prompt:
+                if task == "quality":
+                    return f"A close reading shows the answer is ({gold})." if k % 2 else gold
+                if task == "narrative_qa":
+                    return "The story does not mention this." if k % 3 == 0 else f"{gold}. That is the answer."
+                return gold
+        return "Paris"
+
+    return answer
+
+
+def zs(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Module-wide state outside ~/.cache (the autouse per-test fixture comes too late for module fixtures)."""
+    home = tmp_path_factory.mktemp("view-state")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZEROSCROLLS_CACHE", str(home / "generations.sqlite"))
+        mp.setenv("OPENAI_API_KEY", KEY)
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield home
+
+
+@pytest.fixture(scope="module")
+def real_data(env: Path, real_data_dir: Path) -> Path:
+    return write_real_tasks(real_data_dir, env / "data")
+
+
+@pytest.fixture(scope="module")
+def gpt4_run(env: Path, real_data: Path) -> Iterator[tuple[Path, ApiServer]]:
+    """A gpt-4 run of the real rows at 4,096 tokens through the local server; its first request fails."""
+    server = ApiServer(key=KEY, count_tokens=load_tokenizer("tiktoken:cl100k_base").count)
+    server.answer = scripted_answers(real_data)
+    with server.running():
+        server.fail_next(Fault(400, message="the request was malformed"))
+        out = env / "results"
+        result = zs("run", "--model", "gpt-4", "--max-tokens", "4096", "--data", str(real_data), "--output", str(out),
+                    "--base-url", server.openai_base_url)  # fmt: skip
+        assert result.exit_code == 1, result.output  # one example failed
+        yield out / "gpt-4_4096_validation", server
+
+
+@pytest.fixture(scope="module")
+def run_page(gpt4_run: tuple[Path, ApiServer], env: Path) -> Path:
+    folder, _ = gpt4_run
+    result = zs("view", str(folder), "--output", str(env / "run.html"))
+    assert result.exit_code == 0, result.output
+    return env / "run.html"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no chromium at {CHROMIUM}: apt-get install -y chromium (.ci/run does)")
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page that records every request other than the file:// page itself (there must be none)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    tab = context.new_page()
+    tab.outside_requests = []
+    tab.on("request", lambda r: None if r.url.startswith(("file://", "data:")) else tab.outside_requests.append(r.url))
+    yield tab
+    context.close()
+
+
+def open_page(tab: Any, path: Path, fragment: str = "") -> None:
+    tab.goto(path.as_uri() + (f"#{fragment}" if fragment else ""))
+    tab.wait_for_selector("body[data-ready='1']")
+
+
+def shown_rows(tab: Any) -> list[dict[str, str]]:
+    headers = tab.locator("#examples thead th").all_inner_texts()
+    cells = tab.eval_on_selector_all(
+        "#examples tbody tr.example", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    return [dict(zip(headers, row, strict=True)) for row in cells]
+
+
+def records(folder: Path, task: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "records" / f"{task}.jsonl").read_text().splitlines()]
+
+
+def test_page_is_self_contained(run_page: Path, page: Any) -> None:
+    text = run_page.read_text(encoding="utf-8")
+    assert not re.search(r"<(link|iframe)\b|\b(src|href)=\"(?!data:)", text)
+    open_page(page, run_page)
+    assert page.locator("#tasks tbody tr").count() == len(REAL_TASKS)
+    assert page.outside_requests == []
+
+
+def test_filters_are_reflected_in_the_url_and_restored_from_it(
+    run_page: Path, page: Any, gpt4_run: tuple[Path, ApiServer]
+) -> None:
+    folder, _ = gpt4_run
+    predictions = json.loads((folder / "predictions" / "narrative_qa.json").read_text())
+    refusals = {i for i, p in predictions.items() if is_refusal("narrative_qa", p)}
+    assert refusals
+    open_page(page, run_page)
+    page.select_option("#f-task", "narrative_qa")
+    page.check("#f-refusal")
+    assert {row["id"] for row in shown_rows(page)} == refusals
+    assert all(row["refusal"] == "yes" and row["task"] == "narrative_qa" for row in shown_rows(page))
+    fragment = page.evaluate("location.hash")
+    assert "task=narrative_qa" in fragment and "refusal=1" in fragment
+    linked = page.context.new_page()
+    open_page(linked, run_page, fragment.lstrip("#"))
+    assert {row["id"] for row in shown_rows(linked)} == refusals
+    assert linked.is_checked("#f-refusal") and linked.input_value("#f-task") == "narrative_qa"
+
+
+def test_failed_truncated_and_score_filters(run_page: Path, page: Any, gpt4_run: tuple[Path, ApiServer]) -> None:
+    folder, _ = gpt4_run
+    rows = {task: records(folder, task) for task in REAL_TASKS}
+    failed = {r["id"] for items in rows.values() for r in items if r["error"]}
+    truncated = {r["id"] for items in rows.values() for r in items if r["truncation"] and r["truncation"]["truncated"]}
+    assert len(failed) == 1 and truncated
+    open_page(page, run_page, "failed=1")
+    assert {row["id"] for row in shown_rows(page)} == failed and shown_rows(page)[0]["finish"] == "failed"
+    open_page(page, run_page, "truncated=1")
+    assert {row["id"] for row in shown_rows(page)} == truncated
+    open_page(page, run_page, "task=quality&min=50")
+    quality = json.loads((folder / "predictions" / "quality.json").read_text())
+    golds = real_golds(Path(__file__).parent / "data" / "zeroscrolls", "quality")
+    right = {i for i, p in quality.items() if p == golds[i] or (golds[i] == "A" and p.startswith("A "))}
+    assert {row["id"] for row in shown_rows(page)} == right
+
+
+def test_sorting_by_score(run_page: Path, page: Any) -> None:
+    open_page(page, run_page, "task=narrative_qa")
+    page.click("#examples thead th[data-key='score']")
+    page.click("#examples thead th[data-key='score']")
+    scores = [float(row["score"]) for row in shown_rows(page)]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) > 1
+    assert "sort=score" in page.evaluate("location.hash") and "dir=desc" in page.evaluate("location.hash")
+
+
+def test_an_opened_example_shows_the_prompt_as_sent_prediction_and_references(
+    run_page: Path, page: Any, gpt4_run: tuple[Path, ApiServer], tmp_path: Path
+) -> None:
+    folder, server = gpt4_run
+    (cut,) = [r for r in records(folder, "gov_report") if r["truncation"]["truncated"] and not r["error"]][:1]
+    open_page(page, run_page, f"task=gov_report&id={cut['id']}")
+    page.click("#examples tbody tr.example")
+    page.wait_for_selector("pre.prompt")
+    shown = page.eval_on_selector("pre.prompt", "e => e.textContent")
+    sent = [c.body["messages"][0]["content"] for c in server.received if c.status == 200]
+    assert shown in sent  # the page rebuilt exactly the prompt the server received
+    notice = page.eval_on_selector("pre.prompt mark.trim", "e => e.textContent")
+    assert notice.strip() and notice in shown
+    prediction = json.loads((folder / "predictions" / "gov_report.json").read_text())[cut["id"]]
+    assert page.eval_on_selector("pre.prediction", "e => e.textContent") == prediction
+    assert page.locator("pre.reference").count() >= 1
+    assert f"open=gov_report%2F{cut['id']}" in page.evaluate("location.hash")
+
+
+def test_screenshot_of_a_refusal_scrolled_to_the_trim_notice(
+    run_page: Path, page: Any, gpt4_run: tuple[Path, ApiServer], tmp_path: Path
+) -> None:
+    folder, _ = gpt4_run
+    predictions = json.loads((folder / "predictions" / "narrative_qa.json").read_text())
+    refused = next(i for i, p in predictions.items() if is_refusal("narrative_qa", p))
+    page.set_viewport_size({"width": 1280, "height": 1300})
+    open_page(page, run_page, f"task=narrative_qa&refusal=1&open=narrative_qa%2F{refused}")
+    page.wait_for_selector("pre.prompt mark.trim")
+    box = page.locator("pre.prompt").bounding_box()
+    notice = page.locator("pre.prompt mark.trim").bounding_box()
+    assert box["y"] <= notice["y"] <= box["y"] + box["height"]  # the prompt box opens where the document was cut
+    assert notice["y"] + notice["height"] <= 1300  # and the screenshot shows it
+    screenshot = tmp_path / "viewer.png"
+    page.screenshot(path=str(screenshot))
+    assert screenshot.read_bytes().startswith(PNG_SIGNATURE)
+    if SCREENSHOT_COPY:
+        shutil.copyfile(screenshot, SCREENSHOT_COPY)

@@ -1,0 +1,243 @@
+"""Everything a view page shows, gathered from run folders into one JSON-ready dict.
+
+Runs are rescored from their predictions against the references of the data source in their manifest (as `compare`
+does), so the page needs nothing but the folders and the data. The prompt as sent is rebuilt from the example with
+the same `build_prompt` a run used, cut where the run's record says (`kept_chars`). Each example's document,
+references and prompt pieces are stored once for all runs (a sweep's budgets share them), gzip-compressed and
+base64-encoded; the page inflates one only when it is opened.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import jsonlines
+import pandas as pd
+
+from zeroscrolls.bootstrap import Bootstrap
+from zeroscrolls.compare import find_runs, source_of
+from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.errors import UsageError
+from zeroscrolls.formats import example_value, is_refusal
+from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, RunFolder
+from zeroscrolls.scoring import TaskResult, load_predictions, score_benchmark
+from zeroscrolls.sweep import KEPT_PLOT, SCORE_PLOT
+from zeroscrolls.tasks import TASKS, get_task
+from zeroscrolls.templates import PromptStyle, Template, build_prompt
+
+SWEEP_CSV = "sweep.csv"
+
+
+def collect(path: Path, templates: Mapping[str, Template], data: DataSource | None = None) -> dict[str, Any]:
+    """The page's data for a run folder or a sweep folder (its points as run folders, plus `sweep.csv`)."""
+    runs = find_runs([path])
+    is_sweep = not (path / "manifest.json").is_file()
+    references: dict[tuple[DataSource, str, str], list[Example]] = {}
+    documents: dict[str, dict[str, Any]] = {}
+    pages, notes = [], []
+    for index, run in enumerate(runs):
+        manifest = _read_json(RunFolder(run).manifest)
+        source = data or source_of(run, manifest)
+        split = manifest["data"]["split"]
+        other = [t for t, digest in manifest.get("templates", {}).items() if templates[t].digest() != digest]
+        if other:
+            notes.append(
+                f"{run.name} was run with other prompt templates for {', '.join(other)}: its prompts are shown as "
+                "these templates build them; pass --prompts DIR with the run's templates"
+            )
+        records = _read_records(run)
+        predictions = load_predictions(run) if (run / "predictions").is_dir() else {}
+        examples: dict[str, list[Example]] = {}
+        for task in [t for t in TASKS if t in records or t in predictions]:
+            key = (source, split, task)
+            if key not in references:
+                references[key] = load_examples(task, split, source)
+            examples[task] = references[key]
+        scored = split != "test" and predictions
+        result = score_benchmark(predictions, {t: examples[t] for t in predictions}) if scored else None
+        style = PromptStyle(manifest["model"]["prompt_style"])
+        for task, items in examples.items():
+            for example in items:
+                entry = documents.setdefault(f"{task}/{example.id}", _document_entry(example))
+                if style.value not in entry["prompts"]:
+                    entry["prompts"][style.value] = _prompt_pieces(example, templates[task], style)
+        tasks = result.tasks if result is not None else {}
+        pages.append(
+            {
+                "name": run.name,
+                "manifest": _manifest_summary(manifest),
+                "tasks": [_task_summary(t, records.get(t, []), tasks.get(t)) for t in examples],
+                "benchmark": {"label": result.label, "mean": result.mean, "partial_mean": result.partial_mean}
+                if result is not None
+                else None,
+                "images": _images(run, (OVERVIEW_PLOT, LENGTHS_PLOT)),
+                "rows": [
+                    _row(index, task, example, records.get(task, {}), predictions.get(task, {}), tasks.get(task))
+                    for task, items in examples.items()
+                    for example in items
+                    if example.id in records.get(task, {}) or example.id in predictions.get(task, {})
+                ],
+            }
+        )
+    return {
+        "title": path.resolve().name,
+        "kind": "sweep" if is_sweep else "run",
+        "runs": pages,
+        "notes": notes,
+        "sweep": _sweep(path) if is_sweep else None,
+        "documents": {key: _compress(entry) for key, entry in documents.items()},
+    }
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}; is this a run folder written by `zeroscrolls run`?") from None
+
+
+def _read_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    """Task -> id -> its `records/<task>.jsonl` row."""
+    found = {}
+    for task in TASKS:
+        path = RunFolder(run).records(task)
+        if path.is_file():
+            try:
+                with jsonlines.open(path) as reader:
+                    found[task] = {row["id"]: row for row in reader}
+            except (jsonlines.InvalidLineError, KeyError) as exc:
+                raise UsageError(f"{path}: not a records file of `zeroscrolls run` ({exc})") from None
+    return found
+
+
+def _manifest_summary(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    model, provider = manifest["model"], manifest["provider"]
+    return {
+        "model": model["name"],
+        "budget": model["max_tokens"],
+        "prompt_style": model["prompt_style"],
+        "provider": provider["name"],
+        "split": manifest["data"]["split"],
+        "source": manifest["data"]["source"],
+        "status": manifest.get("status"),
+        "command": " ".join(manifest.get("command", [])),
+        "started_at": manifest.get("started_at"),
+        "totals": manifest.get("totals", {}),
+    }
+
+
+def _task_summary(task: str, records: Mapping[str, Mapping[str, Any]], result: TaskResult | None) -> dict[str, Any]:
+    cuts = [r["truncation"] for r in records.values() if r.get("truncation")]
+    summary: dict[str, Any] = {
+        "task": task,
+        "metric": get_task(task).metric.value,
+        "examples": len(records),
+        "failed": sum(1 for r in records.values() if r.get("error")),
+        "truncated": sum(1 for t in cuts if t["truncated"]) / len(cuts) if cuts else None,
+        "kept": fmean(t["kept_fraction"] for t in cuts) if cuts else None,
+    }
+    if result is None or not result.per_example:
+        return summary
+    interval = Bootstrap().task_score(task, result.per_example)
+    formats = result.formats
+    assert formats is not None
+    return summary | {
+        "score": result.score,
+        "low": interval.low,
+        "high": interval.high,
+        "scored": result.num_scored,
+        "expected": result.num_expected,
+        "format_ok": formats.format_ok,
+        "refusals": len(formats.refusals),
+        "refusals_expected": len(formats.refusals_expected),
+        "lenient": formats.lenient,
+        "rescued": formats.rescued_share,
+        "median_words": formats.median_words,
+        "median_reference_words": formats.median_reference_words,
+    }
+
+
+def _row(
+    run: int,
+    task: str,
+    example: Example,
+    records: Mapping[str, Mapping[str, Any]],
+    predictions: Mapping[str, str],
+    result: TaskResult | None,
+) -> dict[str, Any]:
+    """One example of one run: what the table shows and filters on."""
+    record = records.get(example.id, {})
+    cut = record.get("truncation") or {}
+    prediction = predictions.get(example.id)
+    values = result.per_example.get(example.id) if result is not None else None
+    formats = result.formats if result is not None else None
+    lenient = formats.lenient_per_example.get(example.id) if formats is not None else None
+    return {
+        "run": run,
+        "task": task,
+        "id": example.id,
+        "prediction": prediction,
+        "score": example_value(values) if values else None,
+        "in_format": None if values is None or formats is None else example.id not in formats.off_format,
+        "refusal": None if prediction is None else is_refusal(task, prediction),
+        "lenient": example_value(lenient) if lenient else None,
+        "rescued": formats is not None and example.id in formats.rescued,
+        "truncated": cut.get("truncated"),
+        "kept": cut.get("kept_fraction"),
+        "kept_chars": cut.get("kept_chars"),
+        "prompt_tokens": cut.get("prompt_tokens"),
+        "input_tokens": record.get("input_tokens"),
+        "output_tokens": record.get("output_tokens"),
+        "cost": record.get("cost_usd"),
+        "latency": record.get("latency_s"),
+        "cached": record.get("cached"),
+        "finish": record.get("finish_reason"),
+        "error": record.get("error"),
+    }
+
+
+def _document_entry(example: Example) -> dict[str, Any]:
+    return {"document": example.document, "references": list(example.outputs), "prompts": {}}
+
+
+def _prompt_pieces(example: Example, template: Template, style: PromptStyle) -> dict[str, str | None]:
+    """The untruncated prompt of `style` around its document: shown whole, or cut after `kept_chars` characters
+    of the document with the trim notice (`separator`) before the query, as `truncation.py` does."""
+    parts = build_prompt(example, template, style)
+    return {
+        "before": parts.text[: parts.document_start],
+        "between": parts.text[parts.document_end : parts.query_start],
+        "rest": parts.text[parts.query_start :],
+        "separator": parts.separator,
+        "prefill": parts.prefill,
+    }
+
+
+def _compress(entry: Mapping[str, Any]) -> str:
+    raw = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _images(folder: Path, names: Sequence[str]) -> dict[str, str]:
+    """PNG files of `folder` as data: URIs (the page fetches nothing)."""
+    return {
+        name: "data:image/png;base64," + base64.b64encode((folder / name).read_bytes()).decode("ascii")
+        for name in names
+        if (folder / name).is_file()
+    }
+
+
+def _sweep(folder: Path) -> dict[str, Any]:
+    csv = folder / SWEEP_CSV
+    table = pd.read_csv(csv) if csv.is_file() else pd.DataFrame()
+    return {
+        "columns": list(table.columns),
+        "rows": json.loads(table.to_json(orient="values")),
+        "images": _images(folder, (SCORE_PLOT, KEPT_PLOT)),
+    }
