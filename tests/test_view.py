@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,10 @@ def scripted_answers(data: Path) -> Any:
 
 
 def zs(*args: str) -> Any:
-    return CliRunner().invoke(app, list(args))
+    """The CLI in a thread of its own: Playwright's sync API keeps an event loop running in the main thread,
+    where the runner's `asyncio.run` cannot start one."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(CliRunner().invoke, app, list(args)).result()
 
 
 @pytest.fixture(scope="module")
@@ -128,9 +132,9 @@ def open_page(tab: Any, path: Path, fragment: str = "") -> None:
 
 
 def shown_rows(tab: Any) -> list[dict[str, str]]:
-    headers = tab.locator("#examples thead th").all_inner_texts()
+    headers = tab.locator("#examples > thead th").all_inner_texts()
     cells = tab.eval_on_selector_all(
-        "#examples tbody tr.example", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+        "#examples > tbody > tr.example", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
     )
     return [dict(zip(headers, row, strict=True)) for row in cells]
 
@@ -230,3 +234,45 @@ def test_screenshot_of_a_refusal_scrolled_to_the_trim_notice(
     assert screenshot.read_bytes().startswith(PNG_SIGNATURE)
     if SCREENSHOT_COPY:
         shutil.copyfile(screenshot, SCREENSHOT_COPY)
+
+
+def page_data(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    start = text.index('<script type="application/json" id="data">') + len('<script type="application/json" id="data">')
+    return json.loads(text[start : text.index("</script>", start)])
+
+
+@pytest.fixture
+def sweep_page(synthetic_data: Path, tmp_path: Path) -> Path:
+    args = ["sweep", "--model", "naive", "--max-tokens", "2048,8192", "--data", str(synthetic_data), "--limit", "2"]
+    swept = zs(*args, "--tasks", "narrative_qa,quality,book_sum_sort", "--output", str(tmp_path), "--sweep-name", "s")
+    assert swept.exit_code == 0, swept.output
+    result = zs("view", str(tmp_path / "s"))
+    assert result.exit_code == 0, result.output
+    return tmp_path / "s" / "view.html"
+
+
+def test_sweep_page_stores_documents_once_and_shows_each_example_across_budgets(sweep_page: Path, page: Any) -> None:
+    data = page_data(sweep_page)
+    assert [run["name"] for run in data["runs"]] == ["naive_2048", "naive_8192"]
+    keys = {f"{row['task']}/{row['id']}" for run in data["runs"] for row in run["rows"]}
+    assert len(keys) == 6 and set(data["documents"]) == keys  # two budgets, one copy of each document
+    open_page(page, sweep_page)
+    assert page.input_value("#run") == "all"
+    assert page.locator(".sweep-table tbody tr").count() == len(data["sweep"]["rows"]) > 0
+    assert page.locator(".images img").count() == 2
+    assert len(shown_rows(page)) == 12 and {row["run"] for row in shown_rows(page)} == {"naive_2048", "naive_8192"}
+    page.select_option("#f-task", "narrative_qa")
+    page.click("#examples tbody tr.example >> nth=0")
+    page.wait_for_selector("table.across")
+    across = page.eval_on_selector_all("table.across tbody tr", "rows => rows.map(r => r.cells[1].textContent)")
+    assert across == ["2,048", "8,192"]
+    page.select_option("#run", "1")
+    assert "run=naive_8192" in page.evaluate("location.hash")
+    assert page.locator("#tasks tbody tr").count() == 3 and len(shown_rows(page)) == 2
+
+
+def test_view_of_a_folder_without_runs_is_a_usage_error(tmp_path: Path) -> None:
+    result = zs("view", str(tmp_path))
+    assert result.exit_code == 2
+    assert "neither a run folder (manifest.json) nor a sweep folder" in " ".join(result.output.split())

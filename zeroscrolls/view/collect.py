@@ -62,11 +62,16 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
         scored = split != "test" and predictions
         result = score_benchmark(predictions, {t: examples[t] for t in predictions}) if scored else None
         style = PromptStyle(manifest["model"]["prompt_style"])
-        for task, items in examples.items():
-            for example in items:
-                entry = documents.setdefault(f"{task}/{example.id}", _document_entry(example))
-                if style.value not in entry["prompts"]:
-                    entry["prompts"][style.value] = _prompt_pieces(example, templates[task], style)
+        shown = [
+            example
+            for task, items in examples.items()
+            for example in items
+            if example.id in records.get(task, {}) or example.id in predictions.get(task, {})
+        ]
+        for example in shown:
+            entry = documents.setdefault(f"{example.task}/{example.id}", _document_entry(example))
+            if style.value not in entry["prompts"]:
+                entry["prompts"][style.value] = _prompt_pieces(example, templates[example.task], style)
         tasks = result.tasks if result is not None else {}
         pages.append(
             {
@@ -78,10 +83,8 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
                 else None,
                 "images": _images(run, (OVERVIEW_PLOT, LENGTHS_PLOT)),
                 "rows": [
-                    _row(index, task, example, records.get(task, {}), predictions.get(task, {}), tasks.get(task))
-                    for task, items in examples.items()
-                    for example in items
-                    if example.id in records.get(task, {}) or example.id in predictions.get(task, {})
+                    _row(index, ex, records.get(ex.task, {}), predictions.get(ex.task, {}), tasks.get(ex.task))
+                    for ex in shown
                 ],
             }
         )
@@ -165,13 +168,13 @@ def _task_summary(task: str, records: Mapping[str, Mapping[str, Any]], result: T
 
 def _row(
     run: int,
-    task: str,
     example: Example,
     records: Mapping[str, Mapping[str, Any]],
     predictions: Mapping[str, str],
     result: TaskResult | None,
 ) -> dict[str, Any]:
     """One example of one run: what the table shows and filters on."""
+    task = example.task
     record = records.get(example.id, {})
     cut = record.get("truncation") or {}
     prediction = predictions.get(example.id)

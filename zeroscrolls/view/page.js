@@ -225,8 +225,8 @@ function renderTable() {
     }
   }
   const t = document.getElementById("examples");
-  t.querySelector("thead").replaceWith(el("thead", {}, head));
-  t.querySelector("tbody").replaceWith(body);
+  t.querySelector(":scope > thead").replaceWith(el("thead", {}, head));
+  t.querySelector(":scope > tbody").replaceWith(body);
   const total = state.run === ALL ? DATA.runs.reduce((n, r) => n + r.rows.length, 0) : DATA.runs[Number(state.run)].rows.length;
   document.getElementById("count").textContent =
     `${all.length} of ${total} examples` + (all.length > state.shown ? `, first ${state.shown} shown` : "");
