@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, write_real_tasks
 from tests.synthetic import write_synthetic_tasks
+from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.formats import is_refusal
 from zeroscrolls.lenient import extract_answer
-from zeroscrolls.scoring import score_task
+from zeroscrolls.scoring import load_predictions, score_benchmark, score_task
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +140,29 @@ def test_book_sum_sort_lenient_reads_dashes(tmp_path: Path) -> None:
     r = score_task("book_sum_sort", predictions, examples)
     assert r.score < 100 and r.formats is not None and r.formats.lenient == 100.0
     assert set(r.formats.rescued) == set(golds)
+
+
+def test_runs_report_and_compare_carry_the_format_analysis(tmp_path: Path) -> None:
+    data = write_synthetic_tasks(tmp_path / "data")
+    runs = []
+    for seed in ("1", "2"):
+        args = ["run", "--model", "naive", "--data", str(data), "--output", str(tmp_path), "--run-name", f"s{seed}"]
+        result = CliRunner().invoke(app, [*args, "--seed", seed])
+        assert result.exit_code == 0, result.output
+        runs.append(tmp_path / f"s{seed}")
+    scores = json.loads((runs[0] / "scores.json").read_text())
+    predictions = load_predictions(runs[0])
+    examples = {t: load_examples(t, "validation", DataSource.parse(str(data))) for t in predictions}
+    rescored = score_benchmark(predictions, examples)
+    for task, r in rescored.tasks.items():
+        assert r.formats is not None and scores["tasks"][task]["formats"] == r.formats.to_json()
+    report = (runs[0] / "report.md").read_text()
+    assert "| task | format ok | refusals | words | ref. words | lenient | rescued | off-format ids |" in report
+    assert "![Words of the outputs and of the references per task](lengths.png)" in report
+    assert (runs[0] / "lengths.png").read_bytes().startswith(b"\x89PNG")
+    compared = CliRunner().invoke(app, ["compare", *map(str, runs), "--resamples", "50", "--format", "json"])
+    assert compared.exit_code == 0, compared.output
+    formats = json.loads(compared.stdout)["formats"]
+    assert formats["s1"]["quality"] == scores["tasks"]["quality"]["formats"] and set(formats) == {"s1", "s2"}
+    markdown = CliRunner().invoke(app, ["compare", *map(str, runs), "--resamples", "50", "--format", "md"]).stdout
+    assert "| run | task | format ok | refusals |" in markdown and "| s2 | book_sum_sort |" in markdown

@@ -151,6 +151,13 @@ def test_page_is_self_contained(run_page: Path, page: Any) -> None:
     assert page.outside_requests == []
 
 
+def test_each_document_is_stored_once(run_page: Path, real_data: Path) -> None:
+    data = page_data(run_page)
+    examples = [ex for t in REAL_TASKS for ex in load_examples(t, "validation", DataSource.parse(str(real_data)))]
+    assert len(data["examples"]) == len(examples) == 130
+    assert len(data["documents"]) == len({ex.document for ex in examples}) < 130  # questions share documents
+
+
 def test_filters_are_reflected_in_the_url_and_restored_from_it(
     run_page: Path, page: Any, gpt4_run: tuple[Path, ApiServer]
 ) -> None:
@@ -256,7 +263,8 @@ def test_sweep_page_stores_documents_once_and_shows_each_example_across_budgets(
     data = page_data(sweep_page)
     assert [run["name"] for run in data["runs"]] == ["naive_2048", "naive_8192"]
     keys = {f"{row['task']}/{row['id']}" for run in data["runs"] for row in run["rows"]}
-    assert len(keys) == 6 and set(data["documents"]) == keys  # two budgets, one copy of each document
+    assert len(keys) == 6 and set(data["examples"]) == keys  # two budgets, one entry per example
+    assert len(data["documents"]) == 6
     open_page(page, sweep_page)
     assert page.input_value("#run") == "all"
     assert page.locator(".sweep-table tbody tr").count() == len(data["sweep"]["rows"]) > 0

@@ -2,15 +2,16 @@
 
 Runs are rescored from their predictions against the references of the data source in their manifest (as `compare`
 does), so the page needs nothing but the folders and the data. The prompt as sent is rebuilt from the example with
-the same `build_prompt` a run used, cut where the run's record says (`kept_chars`). Each example's document,
-references and prompt pieces are stored once for all runs (a sweep's budgets share them), gzip-compressed and
-base64-encoded; the page inflates one only when it is opened.
+the same `build_prompt` a run used, cut where the run's record says (`kept_chars`). Each document is stored once
+(questions on the same document and a sweep's budgets share it), and each example's references and prompt pieces
+once for all runs; all gzip-compressed and base64-encoded, inflated by the page only when an example is opened.
 """
 
 from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,7 +40,8 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
     runs = find_runs([path])
     is_sweep = not (path / "manifest.json").is_file()
     references: dict[tuple[DataSource, str, str], list[Example]] = {}
-    documents: dict[str, dict[str, Any]] = {}
+    entries: dict[str, dict[str, Any]] = {}
+    documents: dict[str, str] = {}
     pages, notes = [], []
     for index, run in enumerate(runs):
         manifest = _read_json(RunFolder(run).manifest)
@@ -69,7 +71,11 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
             if example.id in records.get(task, {}) or example.id in predictions.get(task, {})
         ]
         for example in shown:
-            entry = documents.setdefault(f"{example.task}/{example.id}", _document_entry(example))
+            entry = entries.get(f"{example.task}/{example.id}")
+            if entry is None:
+                digest = hashlib.sha256(example.document.encode()).hexdigest()[:20]
+                documents.setdefault(digest, example.document)
+                entry = entries[f"{example.task}/{example.id}"] = _example_entry(example, digest)
             if style.value not in entry["prompts"]:
                 entry["prompts"][style.value] = _prompt_pieces(example, templates[example.task], style)
         tasks = result.tasks if result is not None else {}
@@ -94,7 +100,8 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
         "runs": pages,
         "notes": notes,
         "sweep": _sweep(path) if is_sweep else None,
-        "documents": {key: _compress(entry) for key, entry in documents.items()},
+        "examples": {key: _compress(entry) for key, entry in entries.items()},
+        "documents": {digest: _compress(text) for digest, text in documents.items()},
     }
 
 
@@ -205,8 +212,9 @@ def _row(
     }
 
 
-def _document_entry(example: Example) -> dict[str, Any]:
-    return {"document": example.document, "references": list(example.outputs), "prompts": {}}
+def _example_entry(example: Example, document: str) -> dict[str, Any]:
+    """What opening an example needs besides its document (named by `document`, its digest)."""
+    return {"document": document, "references": list(example.outputs), "prompts": {}}
 
 
 def _prompt_pieces(example: Example, template: Template, style: PromptStyle) -> dict[str, str | None]:
@@ -222,9 +230,9 @@ def _prompt_pieces(example: Example, template: Template, style: PromptStyle) -> 
     }
 
 
-def _compress(entry: Mapping[str, Any]) -> str:
-    raw = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+def _compress(value: Any) -> str:
+    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
 def _images(folder: Path, names: Sequence[str]) -> dict[str, str]:

@@ -25,7 +25,7 @@ const COLUMNS = [
 ];
 
 const state = { run: DATA.kind === "sweep" ? ALL : "0", sort: "", dir: "asc", open: "", shown: PAGE, filters: {} };
-const cache = new Map();
+const cache = new Map();  // packed text -> promise of its value
 
 function fixed(value, digits) { return value == null ? "" : value.toFixed(digits); }
 function percent(value) { return value == null ? "" : (100 * value).toFixed(0) + "%"; }
@@ -211,17 +211,11 @@ function renderTable() {
       if (c.key === "finish" && r.error) { td.classList.add("failed"); td.title = r.error; }
       tr.append(td);
     }
-    tr.addEventListener("click", () => {
-      state.open = state.open === tr.dataset.key ? "" : tr.dataset.key;
-      update(false);
-    });
+    tr.addEventListener("click", () => toggle(tr, r, shown.length));
     body.append(tr);
     if (!opened && state.open === tr.dataset.key) {
       opened = true;
-      tr.classList.add("open");
-      const cell = el("td", { colspan: String(shown.length) });
-      body.append(el("tr", { class: "detail" }, cell));
-      renderDetail(cell, r);
+      expand(tr, r, shown.length);
     }
   }
   const t = document.getElementById("examples");
@@ -235,14 +229,35 @@ function renderTable() {
   more.textContent = `Show ${Math.min(PAGE, all.length - state.shown)} more`;
 }
 
+function toggle(tr, r, span) {
+  const wasOpen = tr.classList.contains("open");
+  for (const row of document.querySelectorAll("#examples > tbody > tr.detail")) row.remove();
+  for (const row of document.querySelectorAll("#examples > tbody > tr.open")) row.classList.remove("open");
+  state.open = wasOpen ? "" : tr.dataset.key;
+  writeHash();
+  if (!wasOpen) expand(tr, r, span);
+}
+
+function expand(tr, r, span) {
+  tr.classList.add("open");
+  const cell = el("td", { colspan: String(span) });
+  tr.after(el("tr", { class: "detail" }, cell));
+  renderDetail(cell, r);
+}
+
 // --- one example ----------------------------------------------------------------------------------------------
-async function inflate(key) {
-  if (!cache.has(key)) {
-    const bytes = Uint8Array.from(atob(DATA.documents[key]), (c) => c.charCodeAt(0));
+function inflate(packed) {
+  if (!cache.has(packed)) {
+    const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    cache.set(key, new Response(stream).text().then(JSON.parse));
+    cache.set(packed, new Response(stream).text().then(JSON.parse));
   }
-  return cache.get(key);
+  return cache.get(packed);
+}
+
+async function openExample(key) {
+  const example = await inflate(DATA.examples[key]);
+  return { ...example, document: await inflate(DATA.documents[example.document]) };
 }
 
 function promptAsSent(doc, r) {
@@ -263,7 +278,7 @@ function promptAsSent(doc, r) {
 
 async function renderDetail(cell, r) {
   cell.append(el("p", { text: "Loading..." }));
-  const doc = await inflate(`${r.task}/${r.id}`);
+  const doc = await openExample(`${r.task}/${r.id}`);
   const parts = [];
   parts.push(el("h3", { text: "Prediction" }));
   parts.push(el("pre", { class: "prediction", text: r.prediction ?? (r.error ? `failed: ${r.error}` : "(none)") }));
