@@ -131,11 +131,12 @@ def open_page(tab: Any, path: Path, fragment: str = "") -> None:
     tab.wait_for_selector("body[data-ready='1']")
 
 
+CELLS = "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+
+
 def shown_rows(tab: Any) -> list[dict[str, str]]:
     headers = tab.locator("#examples > thead th").all_inner_texts()
-    cells = tab.eval_on_selector_all(
-        "#examples > tbody > tr.example", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
-    )
+    cells = tab.eval_on_selector_all("#examples > tbody > tr.example", CELLS)
     return [dict(zip(headers, row, strict=True)) for row in cells]
 
 
@@ -185,6 +186,9 @@ def test_failed_truncated_and_score_filters(run_page: Path, page: Any, gpt4_run:
     truncated = {r["id"] for items in rows.values() for r in items if r["truncation"] and r["truncation"]["truncated"]}
     assert len(failed) == 1 and truncated
     open_page(page, run_page, "failed=1")
+    (failed_task,) = [task for task, items in rows.items() if any(r["error"] for r in items)]
+    summary = page.eval_on_selector_all("#tasks tbody tr", CELLS)
+    assert {cells[0]: cells[2] for cells in summary}[failed_task].endswith("†")  # a partial score is marked
     assert {row["id"] for row in shown_rows(page)} == failed and shown_rows(page)[0]["finish"] == "failed"
     open_page(page, run_page, "truncated=1")
     assert {row["id"] for row in shown_rows(page)} == truncated

@@ -27,7 +27,7 @@ from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import example_value, is_refusal
 from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, RunFolder
-from zeroscrolls.scoring import TaskResult, load_predictions, score_benchmark
+from zeroscrolls.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.sweep import KEPT_PLOT, SCORE_PLOT
 from zeroscrolls.tasks import TASKS, get_task
 from zeroscrolls.templates import PromptStyle, Template, build_prompt
@@ -84,7 +84,12 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
                 "name": run.name,
                 "manifest": _manifest_summary(manifest),
                 "tasks": [_task_summary(t, records.get(t, []), tasks.get(t)) for t in examples],
-                "benchmark": {"label": result.label, "mean": result.mean, "partial_mean": result.partial_mean}
+                "benchmark": {
+                    "label": result.label,
+                    "mean": result.mean,
+                    "partial_mean": result.partial_mean,
+                    "mean_note": result.mean_note,
+                }
                 if result is not None
                 else None,
                 "images": _images(run, (OVERVIEW_PLOT, LENGTHS_PLOT)),
@@ -97,6 +102,7 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
     return {
         "title": path.resolve().name,
         "kind": "sweep" if is_sweep else "run",
+        "partial_mark": PARTIAL_MARK,
         "runs": pages,
         "notes": notes,
         "sweep": _sweep(path) if is_sweep else None,
@@ -159,6 +165,7 @@ def _task_summary(task: str, records: Mapping[str, Mapping[str, Any]], result: T
     assert formats is not None
     return summary | {
         "score": result.score,
+        "partial": result.partial,
         "low": interval.low,
         "high": interval.high,
         "scored": result.num_scored,

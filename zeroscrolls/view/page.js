@@ -128,7 +128,7 @@ function renderSummary() {
   const headers = ["task", "metric", "score", "95% interval", "scored", "format ok", "refusals", "lenient", "rescued",
     "words", "ref. words", "truncated", "kept", "failed"];
   const rows = run.tasks.map((t) => [
-    t.task, t.metric, fixed(t.score, 2), t.low == null ? "" : `${t.low.toFixed(2)} - ${t.high.toFixed(2)}`,
+    t.task, t.metric, fixed(t.score, 2) + (t.partial ? DATA.partial_mark : ""), t.low == null ? "" : `${t.low.toFixed(2)} - ${t.high.toFixed(2)}`,
     t.scored == null ? "" : `${t.scored} of ${t.expected}`, percent(t.format_ok),
     t.refusals == null ? "" : `${t.refusals}` + (t.refusals_expected ? ` (${t.refusals_expected} expected)` : ""),
     fixed(t.lenient, 2), percent(t.rescued), t.median_words ?? "", t.median_reference_words ?? "",
@@ -141,8 +141,13 @@ function renderSummary() {
   const b = run.benchmark;
   const line = !b ? "No references in this split (the test gold is hidden): nothing scored."
     : b.mean != null ? `ZeroSCROLLS score: ${b.mean.toFixed(2)}`
-    : `Mean over ${b.label}: ${fixed(b.partial_mean, 2)} (not a ZeroSCROLLS score, which needs all 10 tasks)`;
+    : b.partial_mean != null ? `Partial mean: ${b.partial_mean.toFixed(2)}, the ${b.mean_note} (not a ZeroSCROLLS ` +
+      "score, which needs all 10 tasks fully scored)"
+    : `No mean: ${b.mean_note}`;
   section.append(el("p", { text: line }));
+  if (run.tasks.some((t) => t.partial)) {
+    section.append(el("p", { text: `${DATA.partial_mark}: scored on fewer examples than the task has` }));
+  }
   section.append(images(run.images));
 }
 
