@@ -23,6 +23,7 @@ from typer.testing import CliRunner
 from tests.api_server import ApiServer, Fault
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, write_real_tasks
+from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.formats import is_refusal
@@ -288,3 +289,23 @@ def test_view_of_a_folder_without_runs_is_a_usage_error(tmp_path: Path) -> None:
     result = zs("view", str(tmp_path))
     assert result.exit_code == 2
     assert "neither a run folder (manifest.json) nor a sweep folder" in " ".join(result.output.split())
+
+
+def test_a_test_split_run_is_shown_unscored_and_other_templates_are_flagged(tmp_path: Path) -> None:
+    data = write_test_split(tmp_path / "data")
+    run = zs("run", "--model", "naive", "--data", str(data), "--split", "test", "--tasks", "quality,qasper",
+             "--output", str(tmp_path), "--run-name", "t")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    manifest_path = tmp_path / "t" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["templates"]["qasper"] = "0" * 16  # as if run with --prompts
+    manifest_path.write_text(json.dumps(manifest))
+    result = zs("view", str(tmp_path / "t"))
+    assert result.exit_code == 0, result.output
+    assert "t was run with other prompt templates for qasper" in " ".join(result.stderr.split())
+    data_shown = page_data(tmp_path / "t" / "view.html")
+    (page,) = data_shown["runs"]
+    assert page["benchmark"] is None and all(row["score"] is None for row in page["rows"])
+    assert {row["task"] for row in page["rows"]} == {"quality", "qasper"} and all(
+        row["prediction"] for row in page["rows"]
+    )
