@@ -5,24 +5,36 @@ credentials), the generated text, usage, cost and a timestamp. Failed generation
 processes may share one file: writes are single short transactions, `INSERT OR IGNORE` keeps the first row of a
 key, and a busy timeout waits out the other writers. Schema changes are an ordered list of migration functions,
 each applied once and recorded in `_migrations`.
+
+Claims (leases) keep two processes from paying for the same generation: before sending, a process claims the keys
+(owner, pid, host, expiry, renewed while it works); another process that wants a claimed key waits for its row
+instead of sending. A claim lapses at its expiry, or at once when its process (on this host) is gone.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import threading
+import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.errors import StorageError, UsageError
 from zeroscrolls.providers.base import Generation, Request
+from zeroscrolls.storage import cache_error
 
 ENV_VAR = "ZEROSCROLLS_CACHE"
 BUSY_TIMEOUT_MS = 60_000
+CLAIM_TTL_S = 60.0
+"""A claim lapses this long after its last renewal; its holder renews it every third of that while it runs."""
 LOOKUP_CHUNK = 500
 """Keys per `IN (...)` lookup: well under SQLite's limit on bound parameters."""
 
@@ -97,6 +109,150 @@ class ModelUsage:
     last: str
 
 
+@migration
+def m002_claims(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE claims (
+            key TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            expires_at REAL NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX claims_by_owner ON claims (owner)")
+
+
+@contextmanager
+def _storage_errors(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        raise cache_error(path, exc) from None
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose storage failures (full or read-only disk, damaged file) are `StorageError`s naming the file,
+    wherever they surface: running a statement or reading its rows."""
+
+    connection: _Connection
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        with _storage_errors(self.connection.path):
+            return super().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _Cursor:
+        with _storage_errors(self.connection.path):
+            return super().executemany(sql, seq_of_parameters)
+
+    def __next__(self) -> Any:
+        with _storage_errors(self.connection.path):
+            return super().__next__()
+
+    def fetchone(self) -> Any:
+        with _storage_errors(self.connection.path):
+            return super().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with _storage_errors(self.connection.path):
+            return super().fetchall()
+
+
+class _Connection(sqlite3.Connection):
+    """A connection whose statements all run on `_Cursor`s."""
+
+    def __init__(self, path: Path, **kwargs: Any) -> None:
+        super().__init__(path, **kwargs)
+        self.path = path
+
+    def cursor(self, factory: Any = _Cursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> _Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq_of_parameters: Any, /) -> _Cursor:
+        return self.cursor().executemany(sql, seq_of_parameters)
+
+
+def _connect(path: Path) -> _Connection:
+    # isolation_level=None: autocommit, so every INSERT is its own short committed transaction.
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, factory=_Connection)
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return db
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """One process's identity in the claims table."""
+
+    owner: str = field(default_factory=lambda: uuid.uuid4().hex)
+    host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+
+
+@dataclass(frozen=True)
+class Claims:
+    """The outcome of claiming keys."""
+
+    mine: list[str]
+    """Keys now claimed by the caller: it sends them."""
+    held: dict[str, tuple[str, int]]
+    """Keys another live process is generating -> its (host, pid): the caller waits for their rows."""
+    done: list[str]
+    """Keys whose generation is in the cache already."""
+
+
+def _lapsed(host: str, pid: int, expires_at: float, now: float) -> bool:
+    """A claim past its expiry, or of a process on this host that no longer exists."""
+    if expires_at < now:
+        return True
+    if host != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
+
+
+class ClaimRenewer:
+    """Renews a claimant's claims from a thread with its own connection, so they stay alive while the process is
+    busy (a local model may hold the event loop); used as a context manager around the sending."""
+
+    def __init__(self, path: Path, claimant: Claimant, ttl_s: float = CLAIM_TTL_S) -> None:
+        self.path, self.claimant, self.ttl_s = path, claimant, ttl_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="zeroscrolls-claims", daemon=True)
+
+    def __enter__(self) -> ClaimRenewer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            db = _connect(self.path)
+        except (sqlite3.Error, StorageError):
+            return
+        try:
+            while not self._stop.wait(self.ttl_s / 3):
+                try:
+                    db.execute(
+                        "UPDATE claims SET expires_at = ? WHERE owner = ?",
+                        (time.time() + self.ttl_s, self.claimant.owner),
+                    )
+                except (sqlite3.Error, StorageError):
+                    pass  # a claim that cannot be renewed lapses: at worst another process sends it too
+        finally:
+            db.close()
+
+
 class GenerationCache:
     """A cache file opened for reading and writing (created, and migrated, on first use)."""
 
@@ -104,9 +260,7 @@ class GenerationCache:
         self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            # isolation_level=None: autocommit, so every INSERT is its own short committed transaction.
-            self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._db = _connect(path)
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: committed rows survive a killed process
             self._migrate()
@@ -228,6 +382,68 @@ class GenerationCache:
         finally:
             self._db.execute("DETACH DATABASE other")
         return len(self) - before
+
+    # --- claims --------------------------------------------------------------------------------------------------
+
+    def claim(self, keys: Iterable[str], claimant: Claimant, ttl_s: float = CLAIM_TTL_S) -> Claims:
+        """Claim every key that is neither cached nor claimed by another live process, in one transaction;
+        lapsed claims are taken over and cleared."""
+        wanted = list(dict.fromkeys(keys))
+        now = time.time()
+        mine: list[str] = []
+        held: dict[str, tuple[str, int]] = {}
+        done: list[str] = []
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for start in range(0, len(wanted), LOOKUP_CHUNK):
+                chunk = wanted[start : start + LOOKUP_CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                cached = {k for (k,) in db.execute(f"SELECT key FROM generations WHERE key IN ({marks})", chunk)}
+                claims = {
+                    key: (owner, host, pid, expires)
+                    for key, owner, host, pid, expires in db.execute(
+                        f"SELECT key, owner, host, pid, expires_at FROM claims WHERE key IN ({marks})", chunk
+                    )
+                }
+                ours = []
+                for key in chunk:
+                    claim = claims.get(key)
+                    if key in cached:
+                        done.append(key)
+                    elif claim is None or claim[0] == claimant.owner or _lapsed(*claim[1:], now):
+                        ours.append(key)
+                    else:
+                        held[key] = (claim[1], claim[2])
+                db.executemany(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+                    [(key, claimant.owner, claimant.host, claimant.pid, now + ttl_s) for key in ours],
+                )
+                mine += ours
+            db.execute("DELETE FROM claims WHERE expires_at < ?", (now,))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return Claims(mine, held, done)
+
+    def check_writable(self) -> None:
+        """Clear lapsed claims: a write, so a file that cannot be written is refused before anything is sent."""
+        self._db.execute("DELETE FROM claims WHERE expires_at < ?", (time.time(),))
+
+    def release(self, claimant: Claimant, keys: Iterable[str] | None = None) -> None:
+        """Drop the claimant's claims on `keys` (all of them when None), e.g. of requests that failed."""
+        if keys is None:
+            self._db.execute("DELETE FROM claims WHERE owner = ?", (claimant.owner,))
+            return
+        wanted = list(keys)
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[start : start + LOOKUP_CHUNK]
+            self._db.execute(
+                f"DELETE FROM claims WHERE owner = ? AND key IN ({', '.join('?' * len(chunk))})",
+                [claimant.owner, *chunk],
+            )
 
 
 def open_cache(path: Path | None, enabled: bool = True) -> GenerationCache | None:

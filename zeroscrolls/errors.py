@@ -7,3 +7,8 @@ class UsageError(Exception):
 
 class ExampleError(Exception):
     """One example cannot be sent (e.g. a budget too small for its query); the run goes on without it."""
+
+
+class StorageError(UsageError):
+    """The cache or the run folder cannot be written or read back (disk full, read-only, damaged): a run stops
+    sending at once and saves what it can."""

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import re
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -22,6 +23,7 @@ import jsonlines
 
 from zeroscrolls import plots, report
 from zeroscrolls.data import hub_revision
+from zeroscrolls.storage import cannot_write
 from zeroscrolls.tasks import TASKS
 
 if TYPE_CHECKING:
@@ -55,6 +57,16 @@ def write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def check_writable(folder: Path) -> None:
+    """Refuse a folder that cannot take files (read-only, full, not a folder) before anything is paid for."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-"):
+            pass
+    except OSError as exc:
+        raise cannot_write(folder, exc.strerror or str(exc), "pass --output with a folder you can write") from None
 
 
 def write_text(path: Path, text: str) -> None:

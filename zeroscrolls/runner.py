@@ -23,14 +23,15 @@ from rich.table import Table
 from zeroscrolls import runfolder
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.data import DataSource, Example, load_examples
-from zeroscrolls.errors import ExampleError, UsageError
+from zeroscrolls.errors import ExampleError, StorageError, UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 from zeroscrolls.providers.batch import BatchSettings, batched, refuse_paying_twice
 from zeroscrolls.runfolder import RunFolder
-from zeroscrolls.scheduler import CostCap, generate_all
+from zeroscrolls.scheduler import CostCap, generate_all, generate_claimed
 from zeroscrolls.scoring import BenchmarkResult, score_benchmark
+from zeroscrolls.storage import cannot_write
 from zeroscrolls.tasks import TASKS
 from zeroscrolls.templates import Template, load_templates
 from zeroscrolls.truncation import TruncationRecord, Truncator
@@ -359,11 +360,14 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
     stopped, fatal = None, False
     if misses and cache is not None and plan.config.batch is None:
         refuse_paying_twice(plan.provider, [key for key, _ in misses], cache.path)
+    runfolder.check_writable(plan.config.output)  # before anything is paid for
     if misses:
         plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
+        if cache is not None:
+            cache.check_writable()
         try:
             not_run = _generate(plan, misses, cache, generations, totals, console)
-        except FatalProviderError as exc:
+        except (FatalProviderError, StorageError) as exc:  # what arrived is kept: the run folder gets it
             stopped, fatal = str(exc) or type(exc).__name__, True
         else:
             if not_run:
@@ -378,7 +382,15 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
     totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
     scores = _score(results)
     result = RunResult(plan.folder, totals, scores, results, stopped, fatal)
-    runfolder.write_run(plan, result, started)
+    try:
+        runfolder.write_run(plan, result, started)
+    except OSError as exc:
+        raise cannot_write(
+            Path(exc.filename or plan.folder.root),
+            exc.strerror or str(exc),
+            "the cache keeps every generation of this run; free space or pass --output with another folder, then "
+            "rerun the command",
+        ) from None
     return result
 
 
@@ -418,6 +430,14 @@ def _generate(
         nonlocal failed
         n_in = _input_tokens(generation, request)
         n_out = generation.output_tokens or 0
+        if generation.cached:  # generated meanwhile by another process sharing the cache
+            generations[generation.request_key] = generation
+            totals.cache_hits += 1
+            totals.cached_cost_usd += generation.cost_usd or 0.0
+            totals.input_tokens += n_in
+            totals.output_tokens += n_out
+            progress.update(bar, advance=1, hits=totals.cache_hits, tokens=totals.input_tokens + totals.output_tokens)
+            return generation
         if generation.cost_usd is None and generation.ok:
             generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out))
         generations[generation.request_key] = generation
@@ -435,9 +455,15 @@ def _generate(
         )
         return generation
 
+    def waiting(held: dict[str, tuple[str, int]]) -> None:
+        holders = ", ".join(sorted({f"pid {pid} on {host}" for host, pid in held.values()}))
+        progress.console.print(f"waiting for {len(held)} request(s) another run is generating ({holders})")
+
     async def main() -> list[tuple[str, Request]]:
         try:
-            return await generate_all(provider, misses, cap, record)
+            if cache is None:
+                return await generate_all(provider, misses, cap, record)
+            return await generate_claimed(provider, misses, cap, record, cache, waiting)
         finally:
             await provider.aclose()
 
