@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 
 from zeroscrolls.cache import Claimant, ClaimRenewer, GenerationCache
-from zeroscrolls.errors import UsageError
+from zeroscrolls.errors import StorageError, UsageError
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 
 OnGeneration = Callable[[Request, Generation], Generation]
@@ -128,7 +128,8 @@ async def generate_claimed(
                 )
                 held_back += not_sent
         finally:
-            cache.release(claimant)
+            with suppress(StorageError):  # a cache that cannot be written: the claims lapse with this process
+                cache.release(claimant)
     return held_back
 
 

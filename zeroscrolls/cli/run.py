@@ -170,7 +170,7 @@ def _print_result(result: RunResult, err: Console) -> None:
         Console().print(results_table(result.scores))
     if result.stopped:
         prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
-        err.print(f"{prefix} {escape(result.stopped)}")
+        err.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True)
     t = result.totals
     err.print(
         f"{t.requests} request(s): {t.cache_hits} from the cache, {t.generated} generated, {t.failed} example(s) "
