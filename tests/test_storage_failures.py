@@ -137,3 +137,20 @@ def test_a_read_only_cache_or_output_is_refused_before_sending(server: ApiServer
     assert refused.exit_code == 2, refused.output
     assert f"cannot write {out}" in " ".join(refused.stderr.split())
     assert server.calls() == []
+
+
+def test_a_run_folder_that_cannot_be_written_exits_2_and_keeps_its_old_files_whole(
+    server: ApiServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results"
+    first = CliRunner().invoke(app, run_args(server, out))
+    assert first.exit_code == 0, first.output
+    plot = out / "gpt-4_8192_validation" / "overview.png"
+    before = plot.read_bytes()
+    result = limited_run([*run_args(server, out), "--no-cache"], len(before) // 2)  # only the folder is written
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    message = " ".join(result.stderr.split())
+    assert f"cannot write {plot.parent}" in message and "to resume: zeroscrolls run" in message
+    assert plot.read_bytes() == before  # the figure is replaced whole or not at all
+    assert not list(plot.parent.glob(".*.tmp"))

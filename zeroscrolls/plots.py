@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from zeroscrolls.atomic import write_atomic
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES
 from zeroscrolls.tasks import TASKS
 
@@ -46,8 +47,7 @@ def _budget_axis(ax: Axes, budgets: Sequence[int]) -> None:
 
 
 def _save(figure: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=DPI, format="png")
+    write_atomic(path, lambda fh: figure.savefig(fh, dpi=DPI, format="png"), binary=True)
     return path
 
 

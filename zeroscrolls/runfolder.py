@@ -8,11 +8,10 @@ a killed process never sees half a file. Layout (DESIGN.md "State, outputs, resu
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -22,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any
 import jsonlines
 
 from zeroscrolls import plots, report
+from zeroscrolls.atomic import write_atomic
 from zeroscrolls.data import hub_revision
 from zeroscrolls.storage import cannot_write
 from zeroscrolls.tasks import TASKS
@@ -45,18 +45,6 @@ VERSIONED_PACKAGES = (
 )
 _SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
 """Provider options never written to a manifest, whatever a caller passes."""
-
-
-def write_atomic(path: Path, write: Callable[[IO[str]], None]) -> None:
-    """Create `path` whole or not at all: `write` fills a temporary file that then replaces `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            write(fh)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def check_writable(folder: Path) -> None:

@@ -46,6 +46,7 @@ from zeroscrolls.cli.options import (
 )
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
+from zeroscrolls.errors import StorageError
 from zeroscrolls.runner import NOT_SENT, RunConfig, RunResult, estimate, estimate_table, execute, plan_run
 from zeroscrolls.scoring import results_table
 from zeroscrolls.tasks import parse_tasks
@@ -139,7 +140,10 @@ def run(
         if no_wait:
             submit_without_waiting([plan], generation_cache, err, without_no_wait(resume_command(ctx)))
             return
-        result = execute(plan, generation_cache, err)
+        try:
+            result = execute(plan, generation_cache, err)
+        except StorageError as exc:
+            raise StorageError(f"{exc}; to resume: {resume_command(ctx)}") from None
     finally:
         if generation_cache is not None:
             generation_cache.close()
