@@ -446,6 +446,17 @@ class GenerationCache:
             )
 
 
+def integrity_problems(path: Path) -> list[str]:
+    """SQLite's integrity check of a cache file, opened read-only: [] when intact, else what SQLite found."""
+    with _storage_errors(path):
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            found = [row[0] for row in db.execute("PRAGMA integrity_check")]
+        finally:
+            db.close()
+    return [] if found == ["ok"] else found
+
+
 def open_cache(path: Path | None, enabled: bool = True) -> GenerationCache | None:
     """The cache a command uses: `path`, else the default; None with `--no-cache`."""
     if not enabled:

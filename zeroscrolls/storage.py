@@ -3,6 +3,7 @@ what to do. SQLite's own errors on the cache file are sorted into "cannot write"
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sqlite3
 from pathlib import Path
@@ -35,6 +36,15 @@ def cannot_write(path: Path, reason: str, fix: str) -> StorageError:
     return StorageError(f"cannot write {path} ({reason}; {free_space(path)} there): {fix}")
 
 
+def damaged_cache(path: Path, reason: str) -> StorageError:
+    """The error for a cache file with damaged pages, and how to get its rows back."""
+    return StorageError(
+        f"the generation cache {path} is damaged ({reason}): copy what SQLite can read into a new file with "
+        f'sqlite3 {shlex.quote(str(path))} ".recover" | sqlite3 recovered.sqlite and pass --cache recovered.sqlite, or pass --cache '
+        "with another file; `zeroscrolls cache check` checks a file"
+    )
+
+
 def cache_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
     """The `StorageError` for a failed operation on the cache file `path`, or `exc` itself for anything else."""
     message = str(exc)
@@ -44,11 +54,7 @@ def cache_error(path: Path, exc: sqlite3.DatabaseError) -> Exception:
             "another file, or --no-cache"
         )
     if DAMAGED in message.lower():
-        return StorageError(
-            f"the generation cache {path} is damaged ({message}): copy what SQLite can read into a new file with "
-            f'sqlite3 {path} ".recover" | sqlite3 recovered.sqlite and pass --cache recovered.sqlite, or pass '
-            "--cache with another file (`zeroscrolls cache check` checks a file)"
-        )
+        return damaged_cache(path, message)
     if any(m in message.lower() for m in WRITE_FAILURES):
         return cannot_write(
             path,

@@ -1,4 +1,4 @@
-"""`zeroscrolls cache stats|export|clear|merge`: inspect and manage the generation cache."""
+"""`zeroscrolls cache stats|export|clear|merge|check`: inspect and manage the generation cache."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from zeroscrolls.cache import GenerationCache, default_cache_path
+from zeroscrolls.cache import GenerationCache, default_cache_path, integrity_problems
 from zeroscrolls.errors import UsageError
+from zeroscrolls.storage import damaged_cache
 
 cache_app = typer.Typer(
     help="Inspect and manage the generation cache (the only state that costs money).", no_args_is_help=True
 )
 
+MAX_PROBLEMS_SHOWN = 10
 CacheOption = Annotated[
     Path | None,
     typer.Option("--cache", help="Cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
@@ -101,6 +103,27 @@ def merge(
         Console(stderr=True).print(
             f"added {added} row(s) from {other} to {db.path} ({len(db)} rows now)", highlight=False
         )
+
+
+@cache_app.command("check")
+def check(cache: CacheOption = None) -> None:
+    """Run SQLite's integrity check on the cache file; a damaged file exits 2 with how to recover its rows.
+
+    Example: zeroscrolls cache check
+    """
+    target = cache or default_cache_path()
+    if not target.is_file():
+        raise UsageError(f"no generation cache at {target}; runs create it, or pass --cache PATH")
+    problems = integrity_problems(target)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not problems:
+        err.print(f"ok: {target} passed SQLite's integrity check", markup=False)
+        return
+    for problem in problems[:MAX_PROBLEMS_SHOWN]:
+        err.print(f"  {problem}", markup=False)
+    if len(problems) > MAX_PROBLEMS_SHOWN:
+        err.print(f"  ... and {len(problems) - MAX_PROBLEMS_SHOWN} more", markup=False)
+    raise damaged_cache(target, f"{len(problems)} problem(s) found by SQLite's integrity check")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,81 @@
+"""A cache file with damaged pages (its header intact): `run` and `cache stats` exit 2 naming the file and the way
+to recover it, and `cache check` runs SQLite's integrity check. The damage is real bytes overwritten on disk."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from zeroscrolls.cli.main import app
+
+SCRIPTED = "tests.providers_for_tests:ScriptedProvider"
+
+
+def zs(*args: str) -> Result:
+    return CliRunner().invoke(app, list(args))
+
+
+def run_args(out: Path, cache: Path) -> list[str]:
+    return ["run", "--model", "m", "--provider", SCRIPTED, "--data", "sample", "--output", str(out)] + [
+        "--cache",
+        str(cache),
+    ]
+
+
+def damage(path: Path) -> None:
+    """Point the first cells of the table page holding the most rows (the generations) past the page's end: the
+    header and every other page stay valid."""
+    with sqlite3.connect(path) as db:
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(path.read_bytes())
+    leaves = [o for o in range(page_size, len(data), page_size) if data[o] == 0x0D]  # table b-tree leaf pages
+    fullest = max(leaves, key=lambda o: int.from_bytes(data[o + 3 : o + 5], "big"))
+    data[fullest + 8 : fullest + 12] = b"\xff" * 4
+    path.write_bytes(bytes(data))
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    path = tmp_path / "my cache.sqlite"
+    result = zs(*run_args(tmp_path / "first", path))
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_an_intact_cache_passes_the_check(cache: Path) -> None:
+    result = zs("cache", "check", "--cache", str(cache))
+    assert result.exit_code == 0, result.output
+    assert f"ok: {cache} passed SQLite's integrity check" in result.stderr
+
+
+def test_a_damaged_cache_is_one_clear_error_in_run_stats_and_check(cache: Path, tmp_path: Path) -> None:
+    damage(cache)
+    for args in (run_args(tmp_path / "second", cache), ["cache", "stats", "--cache", str(cache)]):
+        result = zs(*args)
+        assert result.exit_code == 2, result.output
+        message = " ".join(result.stderr.split())
+        assert f"the generation cache {cache} is damaged" in message, message
+        assert f"sqlite3 '{cache}' \".recover\" | sqlite3 recovered.sqlite" in message
+        assert "--cache" in message and result.exception is None or isinstance(result.exception, SystemExit)
+
+    checked = zs("cache", "check", "--cache", str(cache))
+    assert checked.exit_code == 2, checked.output
+    message = " ".join(checked.stderr.split())
+    assert "out of range" in message  # SQLite's own findings
+    assert f"the generation cache {cache} is damaged" in message and "found by SQLite's integrity check" in message
+
+
+def test_the_printed_recovery_gives_a_cache_that_runs(cache: Path, tmp_path: Path) -> None:
+    damage(cache)
+    recovered = tmp_path / "recovered.sqlite"
+    dump = subprocess.run(["sqlite3", str(cache), ".recover"], capture_output=True, text=True)
+    if dump.returncode != 0 and "unknown command" in dump.stderr:
+        pytest.skip("this sqlite3 shell has no .recover")
+    subprocess.run(["sqlite3", str(recovered)], input=dump.stdout, text=True, check=True, capture_output=True)
+    assert zs("cache", "check", "--cache", str(recovered)).exit_code == 0
+    result = zs(*run_args(tmp_path / "third", recovered))
+    assert result.exit_code == 0, result.output
