@@ -40,8 +40,8 @@ def damaged_cache(path: Path, reason: str) -> StorageError:
     """The error for a cache file with damaged pages, and how to get its rows back."""
     return StorageError(
         f"the generation cache {path} is damaged ({reason}): copy what SQLite can read into a new file with "
-        f'sqlite3 {shlex.quote(str(path))} ".recover" | sqlite3 recovered.sqlite and pass --cache recovered.sqlite, or pass --cache '
-        "with another file; `zeroscrolls cache check` checks a file"
+        f'sqlite3 {shlex.quote(str(path))} ".recover" | sqlite3 recovered.sqlite and pass --cache recovered.sqlite, '
+        "or pass --cache with another file; `zeroscrolls cache check` checks a file"
     )
 
 
