@@ -360,9 +360,9 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
     stopped, fatal = None, False
     if misses and cache is not None and plan.config.batch is None:
         refuse_paying_twice(plan.provider, [key for key, _ in misses], cache.path)
-    runfolder.check_writable(plan.config.output)  # before anything is paid for
     if misses:
         plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
+        runfolder.check_writable(plan.config.output)  # before anything is paid for
         if cache is not None:
             cache.check_writable()
         try:
