@@ -81,6 +81,7 @@ def predictions(folder: Path) -> dict[str, str]:
 def test_two_identical_runs_started_together_pay_for_each_generation_once(
     slow_server: ApiServer, tmp_path: Path
 ) -> None:
+    slow_server.latency = 2.0  # the first run is still sending when the second, however slow to start, claims
     common = ("run", "--model", "gpt-4", *SAMPLE, "--base-url", slow_server.openai_base_url, "--concurrency", "2")
     first, second = (start(*common, "--output", str(tmp_path / name)) for name in ("a", "b"))
     errors = finish(first, second)
