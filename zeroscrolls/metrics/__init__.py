@@ -8,7 +8,7 @@ Resampling ids and calling `aggregate` gives bootstrap intervals of exactly the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean
 
 from zeroscrolls.errors import UsageError
@@ -32,10 +32,20 @@ def score_example(task: str, prediction: str, references: Sequence[str]) -> dict
     return {metric.value: _MEAN_METRICS[metric].example_score(prediction, references)}
 
 
+ExampleScorer = Callable[[str, str, Sequence[str]], dict[str, float]]
+"""(task, prediction, references) -> one example's sub-metric values: a benchmark's metric per example."""
+Aggregator = Callable[[str, Mapping[str, Mapping[str, float]]], dict[str, float]]
+"""(task, per-example values) -> the task-level dict with "score": a benchmark's aggregation."""
+
+
 def score_examples(
-    task: str, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]
+    task: str,
+    predictions: Mapping[str, str],
+    references: Mapping[str, Sequence[str]],
+    score_one: ExampleScorer = score_example,
 ) -> dict[str, dict[str, float]]:
-    """Per-example values for every id that has both a prediction and references (others are left out)."""
+    """Per-example values for every id that has both a prediction and references (others are left out);
+    `score_one` is the benchmark's metric (ZeroSCROLLS' by default)."""
     per_example = {}
     for example_id, refs in references.items():
         if example_id not in predictions:
@@ -47,7 +57,7 @@ def score_examples(
                 "`zeroscrolls export`)"
             )
         try:
-            per_example[example_id] = score_example(task, predictions[example_id], refs)
+            per_example[example_id] = score_one(task, predictions[example_id], refs)
         except ValueError as exc:
             raise UsageError(f"{task} example {example_id}: {exc}; check the data's 'output' field") from None
     return per_example
@@ -58,23 +68,33 @@ def aggregate(task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict
 
     With no examples every value is 0.0.
     """
-    metric = get_task(task).metric
+    return aggregate_metric(get_task(task).metric.value, per_example)
+
+
+def aggregate_metric(metric: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """`aggregate` by metric name, for any benchmark: "rouge" gives the geometric mean of the averaged R1, R2, RL;
+    any other name the mean of that per-example value. Rounded to 4 decimals after the geometric mean."""
     values = list(per_example.values())
-    if metric is Metric.ROUGE:
+    if metric == Metric.ROUGE.value:
         result = rouge.aggregate(values)
     else:
-        mean = fmean(v[metric.value] for v in values) if values else 0.0
-        result = {"score": mean, metric.value: mean}
+        mean = fmean(v[metric] for v in values) if values else 0.0
+        result = {"score": mean, metric: mean}
     return {name: round(value, 4) for name, value in result.items()}
 
 
 def score(
-    task: str, predictions: Mapping[str, str], references: Mapping[str, Sequence[str]]
+    task: str,
+    predictions: Mapping[str, str],
+    references: Mapping[str, Sequence[str]],
+    *,
+    score_one: ExampleScorer = score_example,
+    aggregate_all: Aggregator = aggregate,
 ) -> dict[str, float | None]:
     """The task score (key "score", 0-100), its sub-metrics, `num_scored` and `num_missing` (reference ids
     without a prediction; they are left out of the score). Prediction ids without references are ignored. With
     no example scored there is no score: {"score": None} and the counts, never a 0 that would pull a mean down."""
-    per_example = score_examples(task, predictions, references)
+    per_example = score_examples(task, predictions, references, score_one)
     num_missing = sum(1 for example_id in references if example_id not in predictions)
-    metrics: dict[str, float | None] = {**aggregate(task, per_example)} if per_example else {"score": None}
+    metrics: dict[str, float | None] = {**aggregate_all(task, per_example)} if per_example else {"score": None}
     return metrics | {"num_scored": len(per_example), "num_missing": num_missing}

@@ -1,0 +1,77 @@
+"""The official SCROLLS metric (spec §5.1): parity with its own docstring example, SQuAD normalisation without
+transliteration, exact match, the SCROLLS score and QuALITY-hard."""
+
+from __future__ import annotations
+
+import pytest
+
+from zeroscrolls import metrics
+from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.scrolls.metric import exact_match, quality_hard, score, scrolls_score
+from zeroscrolls.suites.scrolls.tasks import TASKS
+
+# The example of the metric's docstring (spec §5.1, §4.8).
+PREDICTIONS = {"1": "exact match example", "2": "hello there", "3": "general kenobi"}
+REFERENCES = {"1": ["exact match example"], "2": ["hello", "hi there"], "3": ["commander kenobi"]}
+
+
+def test_docstring_example_rouge() -> None:
+    result = score("gov_report", PREDICTIONS, REFERENCES)
+    assert result["rouge1"] == 72.2222
+    assert result["rouge2"] == 33.3333
+    assert result["rougeL"] == 72.2222
+    assert result["score"] == 55.8136  # geometric mean of the unrounded averages, then rounded
+    assert result["num_scored"] == 3 and result["num_missing"] == 0
+
+
+def test_docstring_example_exact_match_and_f1() -> None:
+    assert score("contract_nli", PREDICTIONS, REFERENCES)["score"] == 33.3333
+    assert score("contract_nli", PREDICTIONS, REFERENCES)["exact_match"] == 33.3333
+    assert score("narrative_qa", PREDICTIONS, REFERENCES)["f1"] == 72.2222
+    assert score("quality", PREDICTIONS, REFERENCES)["score"] == 33.3333
+
+
+@pytest.mark.parametrize(
+    ("prediction", "reference", "expected"),
+    [
+        ("Entailment.", "Entailment", True),
+        ("not mentioned", "Not mentioned", True),
+        ("NotMentioned", "Not mentioned", False),
+        ("The cat", "cat", True),
+        ("B", "a dog", False),
+    ],
+)
+def test_exact_match_normalisation(prediction: str, reference: str, expected: bool) -> None:
+    assert exact_match(prediction, reference) is expected
+
+
+def test_f1_does_not_transliterate_unlike_zeroscrolls() -> None:
+    predictions, references = {"1": "café naïve"}, {"1": ["cafe naive"]}
+    assert score("narrative_qa", predictions, references)["f1"] == 0.0
+    assert metrics.score("narrative_qa", predictions, references)["f1"] == 100.0
+    assert score("qasper", {"1": "Paris, France"}, {"1": ["Paris"]})["f1"] == 66.6667
+
+
+def test_missing_predictions_and_unknown_task() -> None:
+    result = score("qasper", {"1": "yes"}, {"1": ["Yes"], "2": ["no"]})
+    assert result == {"score": 100.0, "f1": 100.0, "num_scored": 1, "num_missing": 1}
+    assert score("qasper", {}, {"1": ["Yes"]})["score"] is None
+    with pytest.raises(UsageError, match="unknown SCROLLS task 'squality'"):
+        score("squality", {"1": "x"}, {"1": ["x"]})
+
+
+def test_scrolls_score_is_the_mean_of_all_seven() -> None:
+    task_scores = dict(zip(TASKS, [30.0, 20.0, 10.0, 40.0, 50.0, 60.0, 70.0], strict=True))
+    assert scrolls_score(task_scores) == 40.0
+    assert scrolls_score(task_scores | {"qmsum": None}) is None
+    assert scrolls_score({t: s for t, s in task_scores.items() if t != "contract_nli"}) is None
+    # QuALITY-hard is shown beside the benchmark, never averaged into it.
+    assert scrolls_score(task_scores | {"quality_hard": 0.0}) == 40.0
+
+
+def test_quality_hard_scores_only_hard_questions() -> None:
+    predictions = {"1": "a dog", "2": "a cat", "3": "the sun"}
+    references = {"1": ["a dog"], "2": ["a bird"], "3": ["the sun"]}
+    assert score("quality", predictions, references)["score"] == 66.6667
+    hard = quality_hard(predictions, references, {"2", "3"})
+    assert hard["score"] == 50.0 and hard["num_scored"] == 2
