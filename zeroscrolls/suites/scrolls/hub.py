@@ -1,0 +1,128 @@
+"""SCROLLS data from the Hugging Face Hub (`tau/scrolls`, spec §5.4) without downloading whole zips.
+
+Each `<task>.zip` holds `<task>/{train,validation,test}.jsonl`; `narrative_qa.zip` is 8.05 GB because every row
+repeats its book. huggingface_hub's `HfFileSystem` gives a seekable remote file served by HTTP range requests, and
+`zipfile` reads the central directory and one member from it, so only the split asked for crosses the network. The
+extracted member is kept in huggingface_hub's assets cache, per commit, and reused offline.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+from zeroscrolls.errors import UsageError
+
+HUB_REPO = "tau/scrolls"
+BLOCK_SIZE = 16 * 2**20
+"""Bytes per range request: large enough that a big member takes few round trips."""
+ZIP_SIZES = {
+    "gov_report": "316 MB",
+    "summ_screen_fd": "51 MB",
+    "qmsum": "27 MB",
+    "qasper": "20 MB",
+    "narrative_qa": "8.05 GB",
+    "quality": "31 MB",
+    "contract_nli": "4.9 MB",
+}
+"""What a whole zip costs to download (spec §5.4), for the message shown when range reads fail."""
+
+
+def _assets(subfolder: str) -> Path:
+    from huggingface_hub import cached_assets_path
+
+    return cached_assets_path("zeroscrolls", HUB_REPO.replace("/", "--"), subfolder)
+
+
+def _fallback_hint(task: str) -> str:
+    return (
+        f"download {task}.zip ({ZIP_SIZES[task]}) from https://huggingface.co/datasets/{HUB_REPO} elsewhere, unzip "
+        "it into one folder (it holds <task>/<split>.jsonl) and pass --data DIR"
+    )
+
+
+def _network_errors() -> tuple[type[Exception], ...]:
+    """What huggingface_hub raises for an HTTP error status or a failed connection (its transport is httpx2)."""
+    import httpx2
+    from huggingface_hub.errors import HfHubHTTPError
+
+    return HfHubHTTPError, httpx2.HTTPError
+
+
+def _first_line(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no details'}"
+
+
+def _resolve(task: str, revision: str | None) -> tuple[str, int] | None:
+    """(commit, zip size) of `<task>.zip` at `revision`, by one HEAD request; None when offline."""
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
+    url = hf_hub_url(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision)
+    try:
+        metadata = get_hf_file_metadata(url)
+    except OfflineModeIsEnabled:
+        return None
+    except _network_errors() as exc:
+        raise UsageError(
+            f"could not reach {task}.zip of the Hugging Face Hub dataset {HUB_REPO} ({_first_line(exc)}); without "
+            f"network access, {_fallback_hint(task)}"
+        ) from None
+    if metadata.commit_hash is None or metadata.size is None:
+        raise UsageError(f"the Hub did not say which commit and size {task}.zip has; {_fallback_hint(task)}")
+    return metadata.commit_hash, metadata.size
+
+
+def fetch_split(task: str, split: str, revision: str | None = None, *, block_size: int = BLOCK_SIZE) -> Path:
+    """The local copy of `<task>/<split>.jsonl` from `tau/scrolls` at `revision` (default main): read from the
+    remote zip by range requests the first time, from the assets cache afterwards and offline
+    (HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE and tokens apply as for any huggingface_hub download)."""
+    ref = _assets("refs") / (revision or "main").replace("/", "--")
+    resolved = _resolve(task, revision)
+    if resolved is None:
+        commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
+        cached = _assets(commit) / task / f"{split}.jsonl" if commit else None
+        if cached is None or not cached.is_file():
+            raise UsageError(
+                f"{task}/{split}.jsonl of {HUB_REPO} is not cached and HF_HUB_OFFLINE is set; run once with network "
+                f"access, or {_fallback_hint(task)}"
+            )
+        return cached
+    commit, size = resolved
+    target = _assets(commit) / task / f"{split}.jsonl"
+    if not target.is_file():
+        _extract_member(task, split, commit, size, target, block_size)
+    ref.write_text(commit, encoding="utf-8")
+    return target
+
+
+def _extract_member(task: str, split: str, commit: str, size: int, target: Path, block_size: int) -> None:
+    """Copy one zip member from the Hub to `target` (atomically), reading only the bytes zipfile asks for."""
+    from huggingface_hub import HfFileSystem
+
+    member = f"{task}/{split}.jsonl"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fs = HfFileSystem()
+    remote = f"datasets/{HUB_REPO}@{commit}/{task}.zip"
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{split}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out, fs.open(remote, "rb", size=size, block_size=block_size) as remote_zip:
+            with zipfile.ZipFile(remote_zip) as archive:
+                if member not in archive.namelist():
+                    raise UsageError(
+                        f"{task}.zip of {HUB_REPO}@{commit[:12]} has no {member}; it holds: "
+                        f"{', '.join(n for n in archive.namelist() if n.endswith('.jsonl')) or 'no JSONL files'}"
+                    )
+                with archive.open(member) as source:
+                    shutil.copyfileobj(source, out, length=2**20)
+        os.replace(tmp_name, target)
+    except (zipfile.BadZipFile, *_network_errors()) as exc:
+        raise UsageError(
+            f"could not read {member} out of {task}.zip on the Hub by HTTP range requests ({_first_line(exc)}); a "
+            f"proxy that drops the Range header breaks this; {_fallback_hint(task)}"
+        ) from None
+    finally:
+        Path(tmp_name).unlink(missing_ok=True)
