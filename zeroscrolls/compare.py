@@ -21,7 +21,7 @@ from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, Pe
 from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import FormatAnalysis
-from zeroscrolls.report import markdown_table
+from zeroscrolls.report import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.scoring import PARTIAL_MARK, load_predictions, score_benchmark
 from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
 
@@ -202,6 +202,9 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
     if empty:
         notes.append(f"left out {', '.join(empty)}: no id scored by every run")
         tasks = [t for t in tasks if common_ids[t]]
+    sampled = [r.label for r in runs if r.manifest["model"].get("single_sample")]
+    if sampled:
+        notes.append(f"{', '.join(sampled)}: {SINGLE_SAMPLE_NOTE}")
     restricted = [{t: _only(r.per_example[t], common_ids[t]) for t in tasks} for r in runs]
     expected = {t: max(r.expected[t] for r in runs) for t in tasks}
     partial = [t for t in tasks if len(common_ids[t]) < expected[t]]

@@ -42,6 +42,9 @@ class ModelProfile:
     """Requests per minute the rate limiter starts from (registry: the provider's usage-tier-1 limit)."""
     tpm: int | None = None
     """Tokens per minute the rate limiter starts from (registry: the provider's usage-tier-1 limit)."""
+    single_sample: bool = False
+    """The provider cannot decode greedily (Anthropic's Messages API takes no temperature or top_k): each prediction
+    is one sample, so a score is one draw that a rerun may not repeat, not a greedy decode as in the paper."""
     note: str = ""
     """What a user should know before picking the model (paper model, retired, ...)."""
 
@@ -126,6 +129,7 @@ def _anthropic(
         prices_date=PRICES_DATE if prices else None,
         rpm=50,
         tpm=tpm,
+        single_sample=True,
         note=note,
     )
 

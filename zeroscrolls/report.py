@@ -11,6 +11,10 @@ from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
 from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult, TaskResult
 
 SHOWN_IDS = 5
+SINGLE_SAMPLE_NOTE = (
+    "scores are single samples, not greedy decodes: the provider cannot decode greedily (the Anthropic Messages API "
+    "takes no temperature or top_k), so a rerun without the cache may score differently"
+)
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -51,6 +55,8 @@ def render_run_report(
     if manifest.get("protocol_notes"):
         notes = "".join(f"- {note}\n" for note in manifest["protocol_notes"])
         parts.append(f"Departures from the official protocol (spec §3):\n\n{notes}")
+    if model.get("single_sample"):
+        parts.append(f"**Single samples:** {SINGLE_SAMPLE_NOTE}.\n")
     parts.append(_scores_section(scores))
     parts.append(_truncation_section(records))
     if plot:

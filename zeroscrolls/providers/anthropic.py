@@ -38,7 +38,9 @@ class AnthropicProvider(APIProvider):
 
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
         """Any Claude model: claude-tags prompts, tokens counted by the count-tokens endpoint for that model."""
-        return ModelProfile(model, self.name, max_tokens, f"anthropic:{model}", PromptStyle.CLAUDE_TAGS)
+        return ModelProfile(
+            model, self.name, max_tokens, f"anthropic:{model}", PromptStyle.CLAUDE_TAGS, single_sample=True
+        )
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         # spec §3.3: the paper sent temperature=1 with top_k=1 (greedy in effect). The Messages API version the SDK
