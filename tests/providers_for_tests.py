@@ -15,6 +15,7 @@ import os
 from collections.abc import AsyncIterator, Sequence
 from typing import ClassVar
 
+from zeroscrolls.cli.options import PROVIDER_OPTION_NAMES
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 from zeroscrolls.templates import PromptStyle
@@ -127,3 +128,10 @@ class InstantProvider(ScriptedProvider):
     async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
         for request in requests:
             yield Generation(request.key(), "A", "stop", input_tokens=request.prompt_tokens, output_tokens=1)
+
+
+class EveryOptionProvider(ScriptedProvider):
+    """Takes every provider option of the CLI, to show which options reach a provider and how."""
+
+    name = "every-option"
+    accepted_options = frozenset(PROVIDER_OPTION_NAMES)

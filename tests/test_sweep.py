@@ -234,7 +234,7 @@ PROVIDER_FLAGS = [
 
 
 def test_run_and_sweep_pass_the_same_provider_options(tmp_path: Path) -> None:
-    common = ["--provider", "tests.providers_for_tests:ScriptedProvider", "--model", "m", "--data", "sample"]
+    common = ["--provider", "tests.providers_for_tests:EveryOptionProvider", "--model", "m", "--data", "sample"]
     common += ["--tasks", "quality", "--limit", "1", "--output", str(tmp_path), "--no-cache", *PROVIDER_FLAGS]
     ran = CliRunner().invoke(app, ["run", *common, "--max-tokens", "2048", "--run-name", "r"])
     swept = CliRunner().invoke(app, ["sweep", *common, "--max-tokens", "2048,4096", "--sweep-name", "s"])

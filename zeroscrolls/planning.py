@@ -9,23 +9,39 @@ from typing import Any
 
 from zeroscrolls.data import Example
 from zeroscrolls.models import ModelProfile, get_model
-from zeroscrolls.providers.base import Provider, Request, resolve_provider
+from zeroscrolls.providers.base import Provider, Request, check_options, resolve_provider
 from zeroscrolls.tasks import get_task
 from zeroscrolls.templates import PromptStyle, Template, build_prompt
 from zeroscrolls.truncation import FittedPrompt, Truncator
 
 
 def resolve_model(
-    model: str, provider: str | None, max_tokens: int | None, options: dict[str, Any] | None = None
+    model: str,
+    provider: str | None,
+    max_tokens: int | None,
+    options: dict[str, Any] | None = None,
+    *,
+    shared: bool = False,
 ) -> tuple[Provider, ModelProfile]:
     """The provider instance and model profile for `--model` / `--provider` / `--max-tokens`.
 
     Without `--provider`, the registry names the provider (an unknown model is an error with close names);
-    with it, the provider builds the profile itself, so models the registry does not know work too.
+    with it, the provider builds the profile itself, so models the registry does not know work too. Options the
+    provider does not take are refused; `shared` options (a sweep's, shared by models of several providers) are
+    left out instead, and the sweep refuses those that none of its providers takes.
     """
-    name = provider or get_model(model).provider
-    instance = resolve_provider(name)(**(options or {}))
+    cls = provider_class(model, provider)
+    options = options or {}
+    if shared:
+        options = {name: value for name, value in options.items() if name in cls.accepted_options}
+    check_options(cls, options)
+    instance = cls(**options)
     return instance, instance.profile(model, max_tokens)
+
+
+def provider_class(model: str, provider: str | None) -> type[Provider]:
+    """The class `--provider` names, else the registry's provider of `model`."""
+    return resolve_provider(provider or get_model(model).provider)
 
 
 def generation_budget(task: str, profile: ModelProfile) -> int:

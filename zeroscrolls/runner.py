@@ -64,6 +64,9 @@ class RunConfig:
     seed: int | None = None
     provider_options: Mapping[str, Any] = field(default_factory=dict)
     """Passed to the provider's constructor; only what the user set, so providers keep their defaults."""
+    shared_options: bool = False
+    """The options are a sweep's, shared by models of several providers: each provider gets those it takes (a run
+    refuses the others)."""
     command: tuple[str, ...] = ()
     """The command line, for the manifest."""
     batch: BatchSettings | None = None
@@ -124,7 +127,9 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
     `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings.
     """
     _check_config(config)
-    provider, profile = resolve_model(config.model, config.provider, config.max_tokens, config.all_provider_options())
+    provider, profile = resolve_model(
+        config.model, config.provider, config.max_tokens, config.all_provider_options(), shared=config.shared_options
+    )
     if config.batch is not None:
         provider = batched(provider, config.batch)
     if config.max_cost is not None and provider.cost(profile, 1, 1) is None:

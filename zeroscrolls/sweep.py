@@ -72,7 +72,14 @@ class SweepConfig:
         return self.run.output / (re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "sweep")
 
     def point(self, model: str, budget: int) -> RunConfig:
-        return replace(self.run, model=model, max_tokens=budget, output=self.folder, run_name=f"{model}_{budget}")
+        return replace(
+            self.run,
+            model=model,
+            max_tokens=budget,
+            output=self.folder,
+            run_name=f"{model}_{budget}",
+            shared_options=True,
+        )
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:
@@ -93,14 +100,18 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
     budget-independent encoding from one budget to the next. Refuses the sweep (UsageError) if any point is
     invalid, naming every refused point, before anything is planned or sent."""
     refused, resolved = [], {}
+    options = config.run.all_provider_options()
     for model in config.models:
         for budget in config.budgets:
             try:
-                resolved.setdefault(
-                    model, resolve_model(model, config.run.provider, budget, config.run.all_provider_options())
-                )
+                resolved.setdefault(model, resolve_model(model, config.run.provider, budget, options, shared=True))
             except UsageError as exc:
                 refused.append(f"{model} at {budget}: {exc}")
+    taken = {name for provider, _ in resolved.values() for name in type(provider).accepted_options}
+    unused = sorted(set(options) - taken - {"seed"})  # --seed also seeds the sweep's bootstrap
+    if unused and not refused:
+        flags = ", ".join(f"--{name.replace('_', '-')}" for name in unused)
+        raise UsageError(f"no provider of this sweep takes {flags}; drop it (see `zeroscrolls run --help`)")
     if refused:
         total = len(config.models) * len(config.budgets)
         raise UsageError(f"{len(refused)} of {total} sweep points refused, nothing was run: {'; '.join(refused)}")

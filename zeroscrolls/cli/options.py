@@ -134,6 +134,6 @@ PROVIDER_OPTION_NAMES = (
 
 def provider_options(parameters: Mapping[str, object]) -> dict[str, object]:
     """The provider options the user set among a command's `parameters` (its `locals()`), as keywords for the
-    provider's constructor. A provider ignores the ones it does not use (an API provider has no --device); unset
-    ones keep the provider's defaults."""
+    provider's constructor. One the provider does not take (an API provider has no --device) is refused when the
+    provider is resolved; unset ones keep the provider's defaults."""
     return {name: parameters[name] for name in PROVIDER_OPTION_NAMES if parameters[name] is not None}

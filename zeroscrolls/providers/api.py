@@ -82,6 +82,7 @@ class APIProvider(Provider):
     default_base_url: ClassVar[str]
     """The SDK's server when neither `--base-url` nor `base_url_env` names one."""
     default_concurrency: ClassVar[int] = 32
+    accepted_options = frozenset({"base_url", "api_key_env", "max_retries", "rpm", "tpm", "concurrency"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

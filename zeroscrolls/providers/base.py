@@ -129,9 +129,12 @@ class Provider(ABC):
     name: ClassVar[str]
     default_concurrency: ClassVar[int] = 8
     """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
+    accepted_options: ClassVar[frozenset[str]] = frozenset()
+    """The run options this provider takes (`base_url`, `device`, `seed`, ...); `check_options` refuses any other
+    before the provider is built, so an option never silently does nothing."""
 
     def __init__(self, **options: Any) -> None:
-        """`options` are the run's provider options (base_url, device, ...); unknown ones are ignored."""
+        """`options` are the run's provider options (base_url, device, ...), among `accepted_options`."""
         self.options = options
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
@@ -198,6 +201,20 @@ class Provider(ABC):
     async def aclose(self) -> None:
         """Release clients, models or engines at the end of a run."""
         return None
+
+
+def check_options(provider: type[Provider], options: Mapping[str, Any]) -> None:
+    """Refuse options `provider` does not take, naming those it does (a `UsageError`, exit 2)."""
+    unknown = sorted(set(options) - provider.accepted_options)
+    if unknown:
+        takes = ", ".join(_flag(name) for name in sorted(provider.accepted_options)) or "no options"
+        raise UsageError(
+            f"the {provider.name} provider does not take {', '.join(map(_flag, unknown))}; it takes {takes}"
+        )
+
+
+def _flag(option: str) -> str:
+    return f"--{option.replace('_', '-')}"
 
 
 def installed_providers() -> dict[str, str]:

@@ -79,6 +79,7 @@ class HFProvider(HuggingFaceModels):
 
     name = "hf"
     default_concurrency = 1
+    accepted_options = HuggingFaceModels.accepted_options | {"batch_size", "device", "dtype"}
 
     def __init__(
         self,

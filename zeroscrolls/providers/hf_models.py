@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
@@ -113,6 +113,8 @@ class HuggingFaceModels(Provider):
     Without `--max-tokens`, a model the registry does not know gets its config's context window (seq2seq models:
     the official 8192 encoder tokens). Tokenizers load once per spec and are shared by truncation and generation.
     """
+
+    accepted_options: ClassVar[frozenset[str]] = frozenset({"seed", "tokenizer"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -66,6 +66,7 @@ class NaiveProvider(Provider):
     name = "naive"
     default_concurrency: ClassVar[int] = 1_000_000
     """Generation is pure computation: the runner hands over every request at once."""
+    accepted_options = frozenset({"seed"})
 
     def __init__(self, seed: int | None = None, **options: Any) -> None:
         super().__init__(**options)

@@ -53,6 +53,7 @@ class OpenAIProvider(APIProvider):
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
+    accepted_options = APIProvider.accepted_options | {"tokenizer", "reasoning_budget"}
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)

@@ -75,6 +75,14 @@ class VLLMProvider(HuggingFaceModels):
 
     name = "vllm"
     default_concurrency = 1
+    accepted_options = HuggingFaceModels.accepted_options | {
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "max_model_len",
+        "dtype",
+        "gpu_memory_utilization",
+        "distributed_executor_backend",
+    }
 
     def __init__(
         self,
