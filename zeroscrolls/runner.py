@@ -138,11 +138,12 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
             "model listed with prices in `zeroscrolls models`"
         )
     templates = load_templates(config.prompts)
+    layouts = load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks, skipped = _select_tasks(config)
     truncator = truncator or Truncator(provider.tokenizer(profile))
     examples = {}
     for task in tasks:
-        loaded = load_examples(task, config.split, config.data, templates)[: config.limit]
+        loaded = load_examples(task, config.split, config.data, layouts)[: config.limit]
         examples[task] = [_plan_example(ex, templates[task], profile, provider, truncator) for ex in loaded]
     return Plan(config, provider, profile, templates, examples, tuple(skipped))
 

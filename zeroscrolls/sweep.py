@@ -126,9 +126,9 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
 
 
 def _count_examples(run: RunConfig) -> int:
-    templates = load_templates(run.prompts)
+    layouts = load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks = run.tasks or run.data.available_tasks(run.split)
-    return sum(len(load_examples(t, run.split, run.data, templates)[: run.limit]) for t in tasks)
+    return sum(len(load_examples(t, run.split, run.data, layouts)[: run.limit]) for t in tasks)
 
 
 # --- dry run ---------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from zeroscrolls.data import Example
-from zeroscrolls.errors import UsageError
+from zeroscrolls.errors import ExampleError, UsageError
 from zeroscrolls.tasks import TASKS, get_task
 
 
@@ -48,18 +48,28 @@ class Template(BaseModel):
     claude_tag: str
 
     def render_instruction(self, num_summaries: int | None = None) -> str:
-        """The instruction with `${num_summaries}` filled (BookSumSort only)."""
-        if "$" not in self.instruction:
+        """The instruction with `${num_summaries}` filled (BookSumSort); any other `$` is kept as written."""
+        if not re.search(r"\$(num_summaries\b|\{num_summaries\})", self.instruction):
             return self.instruction
         if num_summaries is None:
             raise ValueError("this instruction needs num_summaries")
-        return string.Template(self.instruction).substitute(num_summaries=num_summaries)
+        return string.Template(self.instruction).safe_substitute(num_summaries=num_summaries)
 
     def rebuild_input(self, document: str, query: str, num_summaries: int | None = None) -> str:
-        """The dataset's `input` from its pieces (spec §2.2 layout)."""
-        head = f"{self.render_instruction(num_summaries)}\n\n{self.context_header}\n{document}\n\n"
-        query_block = f"{self.query_header}\n{query}\n\n" if self.query_header else ""
-        return f"{head}{query_block}{self.response_header}\n"
+        """The dataset's `input` from its pieces (spec §2.2 layout): the completion prompt."""
+        return self.opening(self.render_instruction(num_summaries)) + document + self.closing(query, response=True)
+
+    def opening(self, instruction: str) -> str:
+        """What precedes the document: the instruction, a blank line and the context header (spec §2.2)."""
+        return f"{instruction}\n\n{self.context_header}\n"
+
+    def closing(self, query: str, *, response: bool) -> str:
+        """What follows the document: a blank line, the query block when the task has one and, with `response`,
+        the response header (spec §2.2); chat prompts end after the query (spec §3.2)."""
+        block = f"{self.query_header}\n{query}" if self.query_header else ""
+        if response:
+            block = (f"{block}\n\n" if block else "") + f"{self.response_header}\n"
+        return f"\n\n{block}"
 
     def digest(self) -> str:
         """Short content hash, recorded in run manifests so runs with other templates are told apart."""
@@ -145,27 +155,26 @@ def summaries_in(prompt: str) -> int | None:
 
 
 def build_prompt(example: Example, template: Template, style: PromptStyle) -> PromptParts:
-    """The untruncated prompt of `example` in `style` (spec §3.1-§3.3)."""
+    """The untruncated prompt of `example` in `style` (spec §3.1-§3.3), built from the template's pieces around
+    the example's document and query, so `--prompts` changes what is sent. With the packaged templates the
+    completion prompt is the dataset's `input` byte for byte."""
     task = get_task(example.task)
     separator = example.truncation_separator or template.truncation_separator
-    if style is PromptStyle.COMPLETION:
-        return PromptParts(example.input, example.document_start, example.document_end, example.query_start, separator)
-    request = template.chat_format_request if style is PromptStyle.CHAT else template.claude_format_request
-    text = example.input[: example.query_end]
-    shift = 0
-    if request and not task.is_summarization:
-        # spec §3.2: instruction = input up to the first blank line, stripped, + " " + request.
-        cut = text.index("\n\n")
-        instruction = text[:cut].strip()
-        text = f"{instruction} {request}{text[cut:]}"
-        shift = len(text) - example.query_end
-    parts = PromptParts(
-        text,
-        example.document_start + shift,
-        example.document_end + shift,
-        example.query_start + shift,
-        separator,
-    )
+    try:
+        instruction = template.render_instruction(num_summaries(example))
+    except ValueError:
+        raise ExampleError(
+            f"{example.task}/{example.id}: the template's instruction needs the number of summaries, and the "
+            "example's input does not open with 'You are given N summaries'"
+        ) from None
+    if style is not PromptStyle.COMPLETION:
+        request = template.chat_format_request if style is PromptStyle.CHAT else template.claude_format_request
+        if request and not task.is_summarization:
+            instruction = f"{instruction.strip()} {request}"  # spec §3.2
+    opening = template.opening(instruction)
+    closing = template.closing(example.query, response=style is PromptStyle.COMPLETION)
+    document_end = len(opening) + len(example.document)
+    parts = PromptParts(opening + example.document + closing, len(opening), document_end, document_end + 2, separator)
     if style is PromptStyle.CLAUDE_TAGS and not task.is_summarization:
         tag = template.claude_tag
         return PromptParts(

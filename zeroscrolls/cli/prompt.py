@@ -45,7 +45,7 @@ def prompt(
     get_task(task)
     templates = load_templates(prompts)
     source = DataSource.parse(data)
-    examples = {ex.id: ex for ex in load_examples(task, split, source, templates)}
+    examples = {ex.id: ex for ex in load_examples(task, split, source)}  # rows in the dataset's layout
     if example_id not in examples:
         shown = ", ".join(list(examples)[:5])
         raise UsageError(f"no example {example_id!r} in {task}/{split} of {source.describe()} (ids: {shown}, ...)")
