@@ -130,6 +130,14 @@ class InstantProvider(ScriptedProvider):
             yield Generation(request.key(), "A", "stop", input_tokens=request.prompt_tokens, output_tokens=1)
 
 
+class KeyedProvider(ScriptedProvider):
+    """Takes an `api_key` and a `base_url`, as a Python caller may pass them: secrets must never reach the run
+    folder or the cache."""
+
+    name = "keyed"
+    accepted_options = frozenset({"api_key", "base_url"})
+
+
 class EveryOptionProvider(ScriptedProvider):
     """Takes every provider option of the CLI, to show which options reach a provider and how."""
 

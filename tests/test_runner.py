@@ -91,7 +91,9 @@ def test_claude_tags_prediction_is_the_text_before_the_closing_tag() -> None:
 def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) -> None:
     secret = "sk-test-0123456789abcdef"
     options = {"api_key": secret, "base_url": "http://127.0.0.1:9"}
-    cfg = config(tmp_path, tasks=("quality", "qasper"), limit=1, provider_options=options, run_name="my run")
+    cfg = config(
+        tmp_path, "KeyedProvider", tasks=("quality", "qasper"), limit=1, provider_options=options, run_name="my run"
+    )
     plan = plan_run(cfg)
     with GenerationCache(tmp_path / "c.sqlite") as cache:
         result = execute(plan, cache, quiet())
