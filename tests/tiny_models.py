@@ -49,6 +49,35 @@ TINY_CHAT_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
 
+LLAMA31_CHAT_TEMPLATE = (
+    "{{- bos_token }}<|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: December 2023\n"
+    "Today Date: 26 Jul 2024\n\n<|eot_id|>{%- for message in messages %}<|start_header_id|>{{ message['role'] }}"
+    "<|end_header_id|>\n\n{{ message['content'] | trim }}<|eot_id|>{%- endfor %}"
+    "{%- if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{%- endif %}"
+)
+"""Meta Llama 3.1 Instruct's template for a conversation without a system message or tools: the default system
+header (knowledge cut-off and date) precedes every prompt."""
+
+
+def build_tiny_chat_tokenizer(path: Path, chat_template: str = TINY_CHAT_TEMPLATE) -> Path:
+    """A decoder tokenizer at `path`, Llama-style: prepends `<s>`, no pad token, the given chat template."""
+    from tokenizers import Tokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    build_tiny_t5_tokenizer(path)
+    tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+    tok.add_special_tokens(["<s>"])
+    bos_id = tok.token_to_id("<s>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos_id)]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", model_max_length=4096
+    )
+    tokenizer.chat_template = chat_template
+    tokenizer.save_pretrained(path)
+    return path
+
 
 def _randomize(model: object, seed: int) -> None:
     """Seeded N(0, 1) weights: a tiny model with the default (small) init repeats one token whatever its input,
@@ -89,21 +118,9 @@ def build_tiny_llama(path: Path, seed: int = 0, hidden_size: int = 32) -> Path:
     """A Llama-style causal LM at `path` (2 layers, 4 heads, 4096 positions, random seeded weights) whose tokenizer
     prepends `<s>`, has no pad token (as Llama's) and carries a small chat template. GPU kernels (vLLM) want heads
     of 64 or more: `hidden_size=256`."""
-    from tokenizers import Tokenizer, processors
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    build_tiny_t5_tokenizer(path)
-    tok = Tokenizer.from_file(str(path / "tokenizer.json"))
-    tok.add_special_tokens(["<s>"])
-    bos_id = tok.token_to_id("<s>")
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", bos_id)]
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", model_max_length=4096
-    )
-    tokenizer.chat_template = TINY_CHAT_TEMPLATE
-    tokenizer.save_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(build_tiny_chat_tokenizer(path))
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

@@ -260,6 +260,15 @@ class HFTokenizer:
     def count(self, text: str) -> int:
         return len(self.encode(text))
 
+    @functools.cached_property
+    def chat_overhead(self) -> int | None:
+        """Tokens the chat template adds around one user message, its generation prompt included, measured on an
+        empty message (None without a chat template): what a chat prompt costs beyond its text."""
+        if not self.tokenizer.chat_template:
+            return None
+        empty = [{"role": "user", "content": ""}]
+        return len(self.encode(self.tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True)))
+
 
 def load_hf_tokenizer(name: str) -> HFTokenizer:
     """`AutoTokenizer.from_pretrained(name)`: a local folder, or a Hub id resolved through the Hugging Face cache

@@ -6,6 +6,7 @@ instruction, headers, query and response header are never cut. Every result carr
 
 from __future__ import annotations
 
+import functools
 import re
 from array import array
 from collections import OrderedDict
@@ -15,13 +16,14 @@ from typing import Generic, TypeVar
 
 from zeroscrolls.errors import ExampleError
 from zeroscrolls.templates import PromptParts
-from zeroscrolls.tokenizers import TokenCounter, Tokenizer
+from zeroscrolls.tokenizers import HFTokenizer, TokenCounter, Tokenizer
 
 K = TypeVar("K")
 V = TypeVar("V")
 
 CHAT_OVERHEAD = 9
-"""spec §3.4: the official OpenAI runner keeps 9 fewer tokens for chat models (message framing)."""
+"""spec §3.4: the official OpenAI runner keeps 9 fewer tokens for chat models (message framing). Tokenizers with
+a chat template of their own (local models) reserve what that template measurably adds instead."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,12 @@ class Truncator:
         self._ids: _LRU[tuple[str, bool], array[int]] = _LRU(cache_size)
         self._counts: _LRU[tuple[str, bool], int] = _LRU(4 * cache_size)
 
+    @functools.cached_property
+    def chat_template_tokens(self) -> int | None:
+        """What the tokenizer's own chat template adds to a message (local chat models, where Llama 3.1's system
+        header alone is more than 9 tokens); None: no template of its own, the official allowance applies."""
+        return self.tokenizer.chat_overhead if isinstance(self.tokenizer, HFTokenizer) else None
+
     def _encode(self, text: str, special: bool = False) -> array[int]:
         assert isinstance(self.tokenizer, Tokenizer)
         tokenizer = self.tokenizer
@@ -105,7 +113,9 @@ class Truncator:
         """Official truncation of `parts` to `max_tokens`; `where` ('task/id') names the example in errors.
 
         Decoder/API models: sent whole when `len(prompt) <= max_tokens - B`; otherwise
-        `keep = max_tokens - len(suffix) - B - 1` (9 fewer for chat) leading tokens plus the suffix.
+        `keep = max_tokens - len(suffix) - B - 1` (9 fewer for chat) leading tokens plus the suffix. A chat prompt
+        for a tokenizer with its own chat template reserves the template's tokens instead of 9, in both places,
+        so the prompt as sent, wrapper included, stays within `max_tokens - B`.
         Encoder-decoder models: `max_tokens` encoder tokens, no generation reserve, suffix with EOS kept.
         """
         if encoder_decoder:
@@ -120,7 +130,8 @@ class Truncator:
     def _fit_decoder(self, parts: PromptParts, max_tokens: int, budget: int, chat: bool, where: str):
         ids = self._encode(parts.text)
         doc_tokens = self._document_tokens(parts)
-        if len(ids) <= max_tokens - budget:  # spec §3.4: no chat overhead in the fit test
+        template = self.chat_template_tokens if chat else None
+        if len(ids) + (template or 0) <= max_tokens - budget:  # spec §3.4: the official 9 is not in the fit test
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
             return FittedPrompt(
                 parts.text,
@@ -130,7 +141,8 @@ class Truncator:
                 stop=parts.stop,
             )
         suffix_tokens = self._count(parts.suffix)
-        keep = max_tokens - suffix_tokens - budget - 1 - (CHAT_OVERHEAD if chat else 0)
+        overhead = (CHAT_OVERHEAD if template is None else template) if chat else 0
+        keep = max_tokens - suffix_tokens - budget - 1 - overhead
         head_tokens = self._count(parts.text[: parts.document_start])
         if keep < head_tokens:
             raise self._too_small(where, max_tokens, budget, head_tokens + suffix_tokens)
