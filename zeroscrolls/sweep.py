@@ -25,7 +25,7 @@ from zeroscrolls.compare import SHORT_NAMES
 from zeroscrolls.data import load_examples
 from zeroscrolls.errors import UsageError
 from zeroscrolls.planning import resolve_model
-from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.base import Request, option_flag
 from zeroscrolls.report import markdown_table
 from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, plan_run
 from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
@@ -110,7 +110,7 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
     taken = {name for provider, _ in resolved.values() for name in type(provider).accepted_options}
     unused = sorted(set(options) - taken - {"seed"})  # --seed also seeds the sweep's bootstrap
     if unused and not refused:
-        flags = ", ".join(f"--{name.replace('_', '-')}" for name in unused)
+        flags = ", ".join(map(option_flag, unused))
         raise UsageError(f"no provider of this sweep takes {flags}; drop it (see `zeroscrolls run --help`)")
     if refused:
         total = len(config.models) * len(config.budgets)

@@ -207,13 +207,14 @@ def check_options(provider: type[Provider], options: Mapping[str, Any]) -> None:
     """Refuse options `provider` does not take, naming those it does (a `UsageError`, exit 2)."""
     unknown = sorted(set(options) - provider.accepted_options)
     if unknown:
-        takes = ", ".join(_flag(name) for name in sorted(provider.accepted_options)) or "no options"
+        takes = ", ".join(map(option_flag, sorted(provider.accepted_options))) or "no options"
         raise UsageError(
-            f"the {provider.name} provider does not take {', '.join(map(_flag, unknown))}; it takes {takes}"
+            f"the {provider.name} provider does not take {', '.join(map(option_flag, unknown))}; it takes {takes}"
         )
 
 
-def _flag(option: str) -> str:
+def option_flag(option: str) -> str:
+    """The command-line flag of a provider option: `base_url` -> `--base-url`."""
     return f"--{option.replace('_', '-')}"
 
 
