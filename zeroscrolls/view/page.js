@@ -1,6 +1,7 @@
 "use strict";
 // The view page: every example of a run or sweep, filterable and sortable, the state kept in the URL fragment.
-// Documents arrive gzip-compressed and base64-encoded and are inflated only when an example is opened.
+// Documents arrive gzip-compressed and base64-encoded, each in a <script type="text/plain"> element of its own,
+// and are inflated only when an example is opened.
 
 const DATA = JSON.parse(document.getElementById("data").textContent);
 const PAGE = 300;
@@ -25,7 +26,7 @@ const COLUMNS = [
 ];
 
 const state = { run: DATA.kind === "sweep" ? ALL : "0", sort: "", dir: "asc", open: "", shown: PAGE, filters: {} };
-const cache = new Map();  // packed text -> promise of its value
+const cache = new Map();  // element id -> promise of its inflated value
 
 function fixed(value, digits) { return value == null ? "" : value.toFixed(digits); }
 function percent(value) { return value == null ? "" : (100 * value).toFixed(0) + "%"; }
@@ -251,18 +252,18 @@ function expand(tr, r, span) {
 }
 
 // --- one example ----------------------------------------------------------------------------------------------
-function inflate(packed) {
-  if (!cache.has(packed)) {
-    const bytes = Uint8Array.from(atob(packed), (c) => c.charCodeAt(0));
+function inflate(elementId) {
+  if (!cache.has(elementId)) {
+    const bytes = Uint8Array.from(atob(document.getElementById(elementId).textContent), (c) => c.charCodeAt(0));
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    cache.set(packed, new Response(stream).text().then(JSON.parse));
+    cache.set(elementId, new Response(stream).text().then(JSON.parse));
   }
-  return cache.get(packed);
+  return cache.get(elementId);
 }
 
 async function openExample(key) {
-  const example = await inflate(DATA.examples[key]);
-  return { ...example, document: await inflate(DATA.documents[example.document]) };
+  const example = await inflate(`x${DATA.examples[key]}`);
+  return { ...example, document: await inflate(`d${example.document}`) };
 }
 
 function promptAsSent(doc, r) {
@@ -283,7 +284,13 @@ function promptAsSent(doc, r) {
 
 async function renderDetail(cell, r) {
   cell.append(el("p", { text: "Loading..." }));
-  const doc = await openExample(`${r.task}/${r.id}`);
+  let doc;
+  try {
+    doc = await openExample(`${r.task}/${r.id}`);
+  } catch (error) {
+    cell.replaceChildren(el("p", { class: "failed", text: `This example's data could not be read: ${error}` }));
+    return;
+  }
   const parts = [];
   parts.push(el("h3", { text: "Prediction" }));
   parts.push(el("pre", { class: "prediction", text: r.prediction ?? (r.error ? `failed: ${r.error}` : "(none)") }));
