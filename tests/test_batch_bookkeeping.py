@@ -112,3 +112,17 @@ async def test_refused_credentials_stop_the_run(server: ApiServer, tmp_path: Pat
     with pytest.raises(FatalProviderError, match="OPENAI_API_KEY"):
         await collect(provider, requests)
     assert not server.batches.created
+
+
+async def test_a_batch_the_provider_no_longer_knows_frees_its_requests(server: ApiServer, tmp_path: Path) -> None:
+    provider, requests = provider_for("gpt-4", server, tmp_path / "cache.sqlite")
+    server.batches.hold = True
+    summary = await provider.submit(requests)
+    assert summary.submitted == len(requests) and len(server.batches.created) == 1
+    server.batches.created.clear()  # the provider forgot it (deleted, or another organisation's key)
+    server.batches.hold = False
+    generations = await collect(provider, requests)
+    assert all(g.ok for g in generations) and len(server.batches.created) == 1
+    with BatchStore(tmp_path / "cache.sqlite") as store:
+        first = store.records()[-1]
+        assert first.state == ABANDONED and "no longer knows" in (first.error or "")

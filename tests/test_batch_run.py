@@ -290,3 +290,20 @@ def test_sweep_with_batch_sends_each_point_through_batches(server: ApiServer, tm
     assert len(server.batches.created) == 2
     dry = zs("sweep", *args, "--dry-run")
     assert "at standard prices" in dry.output
+
+
+def test_max_cost_counts_batch_prices(server: ApiServer, tmp_path: Path) -> None:
+    """The cost cap admits requests while spent + worst cases fit: at half price, 75% of the standard worst case
+    admits all six at once (one batch); 45% (under half) does not."""
+    dry = zs(*run_args(server, tmp_path, "--dry-run"))
+    standard_max = float([line for line in dry.output.splitlines() if line.startswith("total")][0].split()[-1])
+
+    one_wave = zs(*run_args(server, tmp_path / "a", "--max-cost", f"{standard_max * 0.75:.4f}", "--batch"))
+    assert one_wave.exit_code == 0, one_wave.output
+    assert [len(b.items) for b in server.batches.created] == [6]
+
+    cache = str(tmp_path / "other.sqlite")
+    capped = zs(
+        *run_args(server, tmp_path / "b", "--max-cost", f"{standard_max * 0.45:.4f}", "--batch", "--cache", cache)
+    )
+    assert 0 < len(server.batches.created[1].items) < 6, capped.output

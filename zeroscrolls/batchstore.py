@@ -26,7 +26,8 @@ IN_PROGRESS = "in_progress"
 COLLECTED = "collected"
 """Ended, and every result (or failure) of it is stored in `batch_requests`."""
 ABANDONED = "abandoned"
-"""Never became a batch at the provider (creation failed, or nothing matched it after a kill)."""
+"""Never became a batch at the provider (creation failed, or nothing matched it after a kill), or the provider no
+longer knows it (404): its unanswered keys are free to be sent again."""
 LIVE_STATES = (SUBMITTING, IN_PROGRESS)
 
 SUCCEEDED = "succeeded"

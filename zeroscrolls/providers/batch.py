@@ -473,7 +473,16 @@ class _Session:
             return
         assert record.batch_id is not None
         api = self._api()
-        status = await self._call(f"batch {record.batch_id}", partial(api.status, record.batch_id))
+        try:
+            status = await self._call(f"batch {record.batch_id}", partial(api.status, record.batch_id))
+        except BatchAPIError as exc:
+            if exc.status != 404:
+                raise
+            self.store.abandon(local, f"the provider no longer knows batch {record.batch_id} ({exc})")
+            self.watching.discard(local)
+            async for generation in self._from_store(local, wanted, outstanding):
+                yield generation
+            return
         self._show(record, status)
         if not status.ended:
             self.store.progress(local, status.status, status.succeeded, status.failed)
@@ -569,7 +578,7 @@ async def call_api(
             raise
         if found.action is Action.STOP:
             raise FatalProviderError(inner._fatal_message(found.status, found.message)) from None
-        raise BatchAPIError(f"{what}: {found.message}", unanswered=_unanswered(found)) from None
+        raise BatchAPIError(f"{what}: {found.message}", unanswered=_unanswered(found), status=found.status) from None
     return result
 
 
@@ -581,9 +590,12 @@ def _unanswered(verdict: Verdict) -> bool:
 class BatchAPIError(Exception):
     """A batch API call failed after its retries; what was recorded stays recorded for the next run."""
 
-    def __init__(self, message: str, unanswered: bool = False) -> None:
+    def __init__(self, message: str, unanswered: bool = False, status: int | None = None) -> None:
         super().__init__(message)
         self.unanswered = unanswered
+        """The server may have acted on the call (no answer, or a server error)."""
+        self.status = status
+        """The HTTP status of the last failure (None: no answer)."""
 
 
 def _stored(key: str, result: Mapping[str, Any]) -> Generation:
