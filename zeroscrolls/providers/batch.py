@@ -287,6 +287,8 @@ class BatchProvider(Provider):
     def generation(self, model: str, reply: Reply, batch_id: str) -> dict[str, Any]:
         """The stored form of a succeeded batch item: the fields of its `Generation`, priced at batch prices."""
         profile = self._profiles.get(model) or REGISTRY.get(model)
+        if profile is not None and profile.provider != self.name:
+            profile = None  # unknown here: the runner prices it with the run's profile
         cost = None
         if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
             cost = self.cost(profile, reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
