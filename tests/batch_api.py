@@ -36,6 +36,7 @@ class Batch:
     items: list[tuple[str, str, dict[str, Any]]]
     """(custom_id, path, body) in the order submitted."""
     created: float
+    ended: float | None = None
     endpoint: str = ""
     input_file_id: str = ""
     status: str = "in_progress"
@@ -217,7 +218,7 @@ class BatchDesk:
         """Run the batch's requests through the generation handler (or not, when rejected, expired, cancelled)."""
         openai = batch.kind == "openai"
         if batch.rejected:
-            batch.status = "failed"
+            batch.status, batch.ended = "failed", time.time()
             return
         for n, (custom_id, path, body) in enumerate(batch.items):
             if batch.cancelled or (batch.expire_after is not None and n >= batch.expire_after):
@@ -242,6 +243,7 @@ class BatchDesk:
                 batch.ok.append({"custom_id": custom_id, "result": {"type": "succeeded", "message": answer}})
             else:
                 batch.ok.append({"custom_id": custom_id, "result": {"type": "errored", "error": answer}})
+        batch.ended = time.time()
         batch.ok.reverse()  # results come in any order: match by custom id
         batch.errors.reverse()
         if openai:

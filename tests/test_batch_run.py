@@ -288,6 +288,11 @@ def test_sweep_with_batch_sends_each_point_through_batches(server: ApiServer, tm
     result = zs("sweep", *args)
     assert result.exit_code == 0, result.output
     assert len(server.batches.created) == 2
+
+    waiting = zs("sweep", *[a if a != "2048,4096" else "1024,1536" for a in args])  # two new points
+    assert waiting.exit_code == 0, waiting.output
+    first, second = server.batches.created[2:]
+    assert first.ended is not None and second.created <= first.ended  # both submitted before either ended
     dry = zs("sweep", *args, "--dry-run")
     assert "at standard prices" in dry.output
 

@@ -53,9 +53,11 @@ def batch_settings(
     return BatchSettings(cache or default_cache_path(), poll_seconds, console=console)
 
 
-def submit_without_waiting(plans: Iterable[Plan], cache: GenerationCache | None, err: Console, collect: str) -> None:
-    """`--no-wait`: submit what the cache and the live batches lack for every plan, print `collect`, the command
-    that collects the results."""
+def submit_without_waiting(
+    plans: Iterable[Plan], cache: GenerationCache | None, err: Console, collect: str | None
+) -> None:
+    """Submit what the cache and the live batches lack for every plan and say so: with `collect` (`--no-wait`),
+    the command that collects the results; without, that the command now waits for them."""
     total = SubmitSummary()
     for plan in plans:
         requests = plan.requests()
@@ -74,10 +76,10 @@ def submit_without_waiting(plans: Iterable[Plan], cache: GenerationCache | None,
         total.running += summary.running
         total.submitted += summary.submitted
         total.batches += summary.batches
+    then = f"Collect them with: {collect}" if collect else "Waiting for them"
     err.print(
         f"submitted {total.submitted} request(s) in {len(total.batches)} new batch(es); {total.running} already in "
-        f"running batches, {total.done} already answered. Collect them with: {collect} "
-        "(`zeroscrolls batches list` shows their state)",
+        f"running batches, {total.done} already answered. {then} (`zeroscrolls batches list` shows their state)",
         markup=False,
         soft_wrap=True,
     )

@@ -155,9 +155,11 @@ def sweep(
             if config.run.batch is not None:
                 err.print(standard_price_note([found.cost_low], [found.cost_high]))
             return
-        if no_wait:
-            submit_without_waiting(sweep_plans(config), generation_cache, err, without_no_wait(resume_command(ctx)))
-            return
+        if config.run.batch is not None:  # every point's batches at once, not one point's after another's
+            collect = without_no_wait(resume_command(ctx)) if no_wait else None
+            submit_without_waiting(sweep_plans(config), generation_cache, err, collect)
+            if no_wait:
+                return
         result = run_sweep(config, generation_cache, err)
     finally:
         if generation_cache is not None:
