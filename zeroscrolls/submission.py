@@ -37,15 +37,20 @@ def read_submission_csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=object, keep_default_na=False, na_values=[NA_MARKER])
 
 
-def submission_frame(predictions: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+def submission_frame(
+    predictions: Mapping[str, Mapping[str, str]], tasks: Sequence[str] = SUBMISSION_ORDER
+) -> pd.DataFrame:
     """One row per (task, id): tasks in the official submission order, ids in each mapping's own order."""
-    rows = [(task, ex_id, text) for task in SUBMISSION_ORDER for ex_id, text in predictions.get(task, {}).items()]
+    rows = [(task, ex_id, text) for task in tasks for ex_id, text in predictions.get(task, {}).items()]
     return pd.DataFrame(rows, columns=COLUMNS, dtype=object)
 
 
-def write_submission(predictions: Mapping[str, Mapping[str, str]], output: Path) -> int:
-    """Write the leaderboard CSV atomically after checking it reads back unchanged; returns the number of rows."""
-    frame = submission_frame(predictions)
+def write_submission(
+    predictions: Mapping[str, Mapping[str, str]], output: Path, tasks: Sequence[str] = SUBMISSION_ORDER
+) -> int:
+    """Write the leaderboard CSV atomically after checking it reads back unchanged; returns the number of rows.
+    `tasks` is the benchmark's task order (ZeroSCROLLS' by default)."""
+    frame = submission_frame(predictions, tasks)
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
     os.close(fd)
@@ -156,7 +161,7 @@ def check_task(id_to_pred: Mapping, test_ids: Sequence[str], task: str) -> TaskC
     return TaskCheck(task, tuple(errors), details)
 
 
-def load_submission(path: Path) -> pd.DataFrame:
+def load_submission(path: Path, expected_tasks: Sequence[str] = SUBMISSION_ORDER) -> pd.DataFrame:
     """Read a submission CSV and run the file-level checks (columns, task set); raises InvalidSubmission."""
     try:
         frame = read_submission_csv(path)
@@ -169,12 +174,12 @@ def load_submission(path: Path) -> pd.DataFrame:
             f"csv file has invalid format. Expected columns {sorted(COLUMNS)} and got {list(frame.columns)} instead"
         )
     tasks = set(frame.Task.unique())
-    if tasks != set(SUBMISSION_ORDER):
-        missing = [t for t in SUBMISSION_ORDER if t not in tasks]
-        unknown = sorted(map(str, tasks - set(SUBMISSION_ORDER)))
+    if tasks != set(expected_tasks):
+        missing = [t for t in expected_tasks if t not in tasks]
+        unknown = sorted(map(str, tasks - set(expected_tasks)))
         raise InvalidSubmission(
             "csv file does not contain predictions for the expected tasks. "
-            f"Expected tasks {sorted(SUBMISSION_ORDER)} and got {sorted(map(str, tasks))} instead "
+            f"Expected tasks {sorted(expected_tasks)} and got {sorted(map(str, tasks))} instead "
             f"(missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'})"
         )
     return frame
@@ -185,10 +190,12 @@ def load_test_ids(source: DataSource) -> dict[str, list[str]]:
     return {task: [ex.id for ex in load_examples(task, "test", source)] for task in SUBMISSION_ORDER}
 
 
-def verify_submission(frame: pd.DataFrame, test_ids: Mapping[str, Sequence[str]]) -> list[TaskCheck]:
+def verify_submission(
+    frame: pd.DataFrame, test_ids: Mapping[str, Sequence[str]], tasks: Sequence[str] = SUBMISSION_ORDER
+) -> list[TaskCheck]:
     """Check each task's rows against its test ids, in the official verifier's way (rows -> {ID: Prediction})."""
     checks = []
-    for task in SUBMISSION_ORDER:
+    for task in tasks:
         rows = frame[frame.Task == task]
         id_to_pred = rows[["ID", "Prediction"]].set_index("ID")["Prediction"].to_dict()
         checks.append(check_task(id_to_pred, test_ids[task], task))
