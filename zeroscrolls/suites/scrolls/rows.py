@@ -37,6 +37,11 @@ class ScrollsExample:
     is_hard: bool | None = None
     """QuALITY: the row's `is_hard` flag, when the data has one."""
 
+    @property
+    def input(self) -> str:
+        """The row's `input`: `<query>\n\n<document>`, or the document alone."""
+        return f"{self.query}\n\n{self.document}" if self.query else self.document
+
     def option_text(self, letter: str) -> str:
         """The text of option `letter` (A-D) of a QuALITY example."""
         return self.options[OPTION_LETTERS.index(letter)]
@@ -96,6 +101,13 @@ def read_examples(task: str, path: Path) -> list[ScrollsExample]:
         ScrollsExample(ex.task, ex.id, ex.query, ex.document, tuple(refs[ex.id]), ex.options, ex.is_hard)
         for ex in examples.values()
     ]
+
+
+def has_split(source: DataSource, task: str, split: str) -> bool:
+    """Whether the source holds the split: the Hub zips hold all three, a folder only the files it has."""
+    if source.kind == "hub":
+        return True
+    return source.path is not None and (source.path / task / f"{split}.jsonl").is_file()
 
 
 def task_file(source: DataSource, task: str, split: str) -> Path:

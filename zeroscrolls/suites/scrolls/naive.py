@@ -1,0 +1,99 @@
+"""The SCROLLS paper's naive baselines, learned from the data source's train split.
+
+Summarization and free-form QA: the first ρ·n characters of the input, n its length and ρ the train split's mean
+output/input length ratio. QuALITY: the option at the position the train split's golds hold most often. ContractNLI:
+per hypothesis, the train split's most common label (the overall one for a hypothesis it lacks). Without a train
+split, the ZeroSCROLLS naive rules for the shared tasks and "Not mentioned" for ContractNLI, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from statistics import fmean
+
+from zeroscrolls.data import DataSource
+from zeroscrolls.errors import UsageError
+from zeroscrolls.providers import naive as zeroscrolls_naive
+from zeroscrolls.suites.scrolls.answers import official_prediction
+from zeroscrolls.suites.scrolls.rows import OPTION_LETTERS, ScrollsExample, has_split, load_examples
+from zeroscrolls.suites.scrolls.tasks import get_task
+
+PREFIX_TASKS = ("gov_report", "summ_screen_fd", "qmsum", "narrative_qa", "qasper")
+NOT_MENTIONED = "Not mentioned"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One task's naive rule, with what it learned from the train split (nothing when there was none)."""
+
+    task: str
+    prefix_ratio: float | None = None
+    """ρ: mean len(output) / len(input) over the train split's references (prefix tasks)."""
+    majority: str | None = None
+    """QuALITY: the most common gold option letter; ContractNLI: the most common label."""
+    by_hypothesis: Mapping[str, str] = field(default_factory=dict)
+    """ContractNLI: the most common label of each train hypothesis."""
+    note: str | None = None
+    """Set when the ZeroSCROLLS rules stand in for a missing train split."""
+
+    def predict(self, example: ScrollsExample, seed: int = zeroscrolls_naive.DEFAULT_SEED) -> str:
+        """The baseline's prediction for `example`, in the form the official scorer compares."""
+        if self.note is not None:
+            return self._zeroscrolls_rule(example, seed)
+        if self.task in PREFIX_TASKS:
+            assert self.prefix_ratio is not None
+            return example.input[: round(self.prefix_ratio * len(example.input))]
+        if self.task == "quality":
+            assert self.majority is not None
+            return example.option_text(self.majority)
+        return self.by_hypothesis.get(example.query, self.majority or NOT_MENTIONED)
+
+    def _zeroscrolls_rule(self, example: ScrollsExample, seed: int) -> str:
+        if self.task == "contract_nli":
+            return NOT_MENTIONED
+        rng = random.Random(f"{seed}:{self.task}:{example.id}")  # as the naive provider seeds each example
+        answer = zeroscrolls_naive.baseline(self.task, example.document, "", rng)
+        return official_prediction(example, answer)
+
+
+def _most_common(values: Sequence[str]) -> str:
+    """The most frequent value; ties go to the one seen first."""
+    return Counter(values).most_common(1)[0][0]
+
+
+def fit_baseline(task: str, train: Sequence[ScrollsExample]) -> Baseline:
+    """The task's rule learned from train examples (each reference counts once)."""
+    pairs = [(ex, ref) for ex in train for ref in ex.outputs]
+    if not pairs:
+        raise ValueError(f"the {task} train split has no references to learn a baseline from")
+    if task in PREFIX_TASKS:
+        return Baseline(task, prefix_ratio=fmean(len(ref) / max(len(ex.input), 1) for ex, ref in pairs))
+    if task == "quality":
+        letters = [OPTION_LETTERS[ex.options.index(ref)] for ex, ref in pairs if ref in ex.options]
+        if not letters:
+            raise ValueError("no quality train reference is one of its example's options")
+        return Baseline(task, majority=_most_common(letters))
+    labels: dict[str, list[str]] = {}
+    for ex, ref in pairs:
+        labels.setdefault(ex.query, []).append(ref)
+    by_hypothesis = {hypothesis: _most_common(refs) for hypothesis, refs in labels.items()}
+    return Baseline(task, majority=_most_common([ref for _, ref in pairs]), by_hypothesis=by_hypothesis)
+
+
+def load_baseline(task: str, source: DataSource) -> Baseline:
+    """The task's baseline from the source's train split, or the ZeroSCROLLS stand-in (with a note) without one."""
+    get_task(task)
+    if has_split(source, task, "train"):
+        try:
+            return fit_baseline(task, load_examples(task, "train", source))
+        except ValueError as exc:
+            raise UsageError(f"{source.describe()}: {exc}; check its {task}/train.jsonl") from None
+    rule = '"Not mentioned"' if task == "contract_nli" else "the ZeroSCROLLS naive rule"
+    return Baseline(
+        task,
+        note=f"{source.describe()} has no {task}/train.jsonl to learn the SCROLLS naive baseline from; {rule} "
+        "stands in (not the SCROLLS paper's baseline)",
+    )
