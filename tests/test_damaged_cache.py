@@ -27,14 +27,18 @@ def run_args(out: Path, cache: Path) -> list[str]:
 
 
 def damage(path: Path) -> None:
-    """Point the first cells of the table page holding the most rows (the generations) past the page's end: the
-    header and every other page stay valid."""
+    """Point the first cell of the generations table's first leaf page past the page's end: the header, the schema,
+    the tree above it and every other table stay valid (SQLite's integrity check then reports the damage)."""
     with sqlite3.connect(path) as db:
         page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        page = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'generations'").fetchone()[0]
     data = bytearray(path.read_bytes())
-    leaves = [o for o in range(page_size, len(data), page_size) if data[o] == 0x0D]  # table b-tree leaf pages
-    fullest = max(leaves, key=lambda o: int.from_bytes(data[o + 3 : o + 5], "big"))
-    data[fullest + 8 : fullest + 12] = b"\xff" * 4
+    start = (page - 1) * page_size
+    while data[start] == 0x05:  # an interior table page: follow its first cell's left child
+        cell = start + int.from_bytes(data[start + 12 : start + 14], "big")
+        start = (int.from_bytes(data[cell : cell + 4], "big") - 1) * page_size
+    assert data[start] == 0x0D  # a table leaf
+    data[start + 8 : start + 10] = b"\xff\xff"
     path.write_bytes(bytes(data))
 
 
