@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
-from zeroscrolls.cache import Claimant, GenerationCache
+from zeroscrolls.cache import Claimant, ClaimRenewer, GenerationCache
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.providers.base import Generation, Request
@@ -163,3 +163,15 @@ def test_no_cache_runs_claim_nothing_and_wait_for_nobody(slow_server: ApiServer,
     with sqlite3.connect(cache_path) as db:
         assert db.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 7  # only the test's own
         assert db.execute("SELECT COUNT(*) FROM generations").fetchone()[0] == 0
+
+
+def test_a_working_process_renews_its_claims_until_it_stops(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    elsewhere, me = Claimant(host="another-host"), Claimant()
+    with GenerationCache(path) as cache:
+        assert cache.claim(["a"], elsewhere, ttl_s=0.3).mine == ["a"]
+        with ClaimRenewer(path, elsewhere, ttl_s=0.3):
+            time.sleep(0.8)  # well past the first expiry
+            assert cache.claim(["a"], me).held == {"a": ("another-host", elsewhere.pid)}
+        time.sleep(0.4)
+        assert cache.claim(["a"], me).mine == ["a"]
