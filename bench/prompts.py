@@ -3,7 +3,9 @@ cl100k_base) at 8192 and 2048 tokens.
 
 Target: under 2 s for the whole set per budget on a 2-core machine. Each budget starts from a fresh `Truncator`
 (no encodings remembered); the last line times a sweep over both budgets sharing one `Truncator`, as
-`zeroscrolls sweep` does. Loading the encoding is timed on its own.
+`zeroscrolls sweep` does. Loading the encoding is timed on its own. The SCROLLS lines time the same rows of the
+six shared tasks laid out the SCROLLS way (layout into the ZeroSCROLLS input, then the same fit) and check that
+every prompt equals ZeroSCROLLS'.
 
     python bench/prompts.py [REAL_DATA]   # default: tests/data/zeroscrolls (the 130 real validation rows)
 """
@@ -15,11 +17,13 @@ import statistics
 import time
 from pathlib import Path
 
-from scoring import DEFAULT_DATA, real_examples  # the sibling bench script: the 130 real rows as Examples
+from scoring import DEFAULT_DATA, real_examples, scrolls_examples  # the sibling bench script: the real rows
 
 from zeroscrolls.data import Example
 from zeroscrolls.models import ModelProfile, get_model
 from zeroscrolls.planning import fit_example
+from zeroscrolls.suites.scrolls.rows import to_example
+from zeroscrolls.suites.scrolls.templates import load_scrolls_templates
 from zeroscrolls.templates import Template, load_templates
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 from zeroscrolls.truncation import Truncator
@@ -49,7 +53,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
     args = parser.parse_args()
-    examples = [ex for task_examples in real_examples(args.data).values() for ex in task_examples]
+    by_task = real_examples(args.data)
+    examples = [ex for task_examples in by_task.values() for ex in task_examples]
     templates = load_templates()
     start = time.perf_counter()
     tokenizer: TokenCounter = load_tokenizer(get_model(MODEL).tokenizer)
@@ -65,6 +70,27 @@ def main() -> None:
         sweep_seconds.append(sum(s for s, _ in passes))
         sweep_cut = sum(c for _, c in passes)
     report(f"{MODEL} sweep {'+'.join(map(str, BUDGETS))}", len(examples) * len(BUDGETS), sweep_seconds, sweep_cut)
+    scrolls = [ex for task_examples in scrolls_examples(by_task).values() for ex in task_examples]
+    scrolls_templates = load_scrolls_templates()
+    for budget in BUDGETS:
+        profile = get_model(MODEL).with_budget(budget)
+        seconds, cut = [], 0
+        for _ in range(REPETITIONS):
+            start = time.perf_counter()
+            laid_out = [to_example(ex, scrolls_templates[ex.task]) for ex in scrolls]
+            _, cut = fit_all(laid_out, scrolls_templates, profile, Truncator(tokenizer))
+            seconds.append(time.perf_counter() - start)
+        report(f"SCROLLS {MODEL} @ {budget}", len(scrolls), seconds, cut)
+        truncator = Truncator(tokenizer)
+        ours = {
+            (ex.task, ex.id): fit_example(ex, scrolls_templates[ex.task], profile, truncator).text for ex in laid_out
+        }
+        theirs = {
+            (ex.task, ex.id): fit_example(ex, templates[ex.task], profile, truncator).text
+            for ex in examples
+            if ex.task in scrolls_templates
+        }
+        print(f"  {'identical to' if ours == theirs else 'DIFFERENT from'} ZeroSCROLLS' prompts")
 
 
 if __name__ == "__main__":

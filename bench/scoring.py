@@ -2,7 +2,8 @@
 
 Target: under 1 s per full scoring (`scoring.score_benchmark`: metrics, per-example values, format diagnostics).
 For context it also times one pass of the summarization pairs through rouge_score's own `RougeScorer` with
-rougeL, whose pure-Python LCS table is what `metrics.rouge` replaces with rapidfuzz.
+rougeL, whose pure-Python LCS table is what `metrics.rouge` replaces with rapidfuzz. The SCROLLS metric is timed on
+the same rows laid out the SCROLLS way (the six shared tasks; QuALITY golds become option texts).
 
     python bench/scoring.py [REAL_DATA]   # default: tests/data/zeroscrolls (the 130 real validation rows)
 """
@@ -17,6 +18,9 @@ from pathlib import Path
 
 from zeroscrolls.data import Example, derive_spans
 from zeroscrolls.scoring import score_benchmark
+from zeroscrolls.suites.scrolls import metric as scrolls_metric
+from zeroscrolls.suites.scrolls.rows import ScrollsExample, parse_options
+from zeroscrolls.suites.scrolls.tasks import TASKS as SCROLLS_TASKS
 from zeroscrolls.tasks import Category, get_task
 from zeroscrolls.templates import load_templates
 
@@ -39,6 +43,19 @@ def real_examples(data: Path) -> dict[str, list[Example]]:
             assert spans is not None, f"{task}/{ex_id}"
             examples[task].append(Example(task, ex_id, text, (golds[ex_id],), *spans))
     return examples
+
+
+def scrolls_examples(examples: dict[str, list[Example]]) -> dict[str, list[ScrollsExample]]:
+    """The real rows of the tasks SCROLLS shares, as SCROLLS examples: same query and document, QuALITY's gold the
+    text of its option."""
+    scrolls: dict[str, list[ScrollsExample]] = {}
+    for task in (t for t in SCROLLS_TASKS if t in examples):
+        scrolls[task] = []
+        for ex in examples[task]:
+            options = parse_options(ex.query) if task == "quality" else ()
+            outputs = (options["ABCD".index(ex.outputs[0])],) if options else ex.outputs
+            scrolls[task].append(ScrollsExample(task, ex.id, ex.query, ex.document, outputs, options))
+    return scrolls
 
 
 def perturb(task: str, gold: str) -> str:
@@ -78,6 +95,24 @@ def main() -> None:
         scores = ", ".join(f"{task} {r.score:.1f}" for task, r in result.tasks.items())
         print(f"  {name:<13} median {statistics.median(times):.3f} s  min {min(times):.3f} s  ({scores})")
 
+    scrolls = scrolls_examples(examples)
+    scrolls_rows = sum(len(v) for v in scrolls.values())
+    print(f"SCROLLS metric, {scrolls_rows} rows in {len(scrolls)} shared tasks; seconds per scoring")
+    for name, perturbed_answers in (("gold vs gold", False), ("perturbed", True)):
+        predictions = {
+            task: {ex.id: _scrolls_answer(ex, perturbed_answers) for ex in exs} for task, exs in scrolls.items()
+        }
+        times, results = [], {}
+        for _ in range(REPETITIONS):
+            start = time.perf_counter()
+            results = {
+                task: scrolls_metric.score(task, predictions[task], {ex.id: ex.outputs for ex in exs})
+                for task, exs in scrolls.items()
+            }
+            times.append(time.perf_counter() - start)
+        scores = ", ".join(f"{task} {r['score']:.1f}" for task, r in results.items())
+        print(f"  {name:<13} median {statistics.median(times):.3f} s  min {min(times):.3f} s  ({scores})")
+
     from rouge_score.rouge_scorer import RougeScorer
 
     official = RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=False)
@@ -90,6 +125,16 @@ def main() -> None:
         f"  for context: rouge_score's RougeScorer alone on the perturbed summaries, once: "
         f"{time.perf_counter() - start:.3f} s"
     )
+
+
+def _scrolls_answer(example: ScrollsExample, wrong: bool) -> str:
+    """The gold, or a wrong but similar answer (QuALITY: the next option's text)."""
+    gold = example.outputs[0]
+    if not wrong:
+        return gold
+    if example.task == "quality":
+        return example.options[(example.options.index(gold) + 1) % len(example.options)]
+    return perturb(example.task, gold)
 
 
 if __name__ == "__main__":
