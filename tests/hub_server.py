@@ -16,9 +16,12 @@ COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
 @contextmanager
-def serve_dataset(repo: str, files: dict[str, bytes], sent: list[int] | None = None) -> Iterator[tuple[str, list[str]]]:
+def serve_dataset(
+    repo: str, files: dict[str, bytes], sent: list[int] | None = None, ranges: bool = True
+) -> Iterator[tuple[str, list[str]]]:
     """Serve `files` ({filename: bytes}) of dataset `repo`; yields (endpoint URL, list of request paths). The bytes
-    of each file body sent are appended to `sent`, when given."""
+    of each file body sent are appended to `sent`, when given. `ranges=False` ignores Range headers, as a proxy that
+    drops them would."""
     requests: list[str] = []
     prefix = f"/datasets/{repo}/resolve/"
     revision_api = f"/api/datasets/{repo}/revision/"
@@ -43,7 +46,7 @@ def serve_dataset(repo: str, files: dict[str, bytes], sent: list[int] | None = N
             if body is None:
                 self.send_error(404)
                 return
-            wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", ""))
+            wanted = re.fullmatch(r"bytes=(\d+)-(\d*)", self.headers.get("Range", "")) if ranges else None
             if wanted is None:
                 self._headers(body)
                 self.end_headers()

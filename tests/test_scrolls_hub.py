@@ -93,3 +93,15 @@ def test_a_zip_without_the_split_and_an_unreachable_hub_are_clear_errors(tmp_pat
     assert "could not reach quality.zip" in refused.stderr and "ConnectError" in refused.stderr
     assert "quality.zip (31 MB)" in refused.stderr and "--data DIR" in refused.stderr
     assert "Traceback" not in out.stderr + gone.stderr + refused.stderr
+
+
+def test_without_range_support_the_error_says_what_a_full_download_costs(tmp_path: Path) -> None:
+    blob = _zip("narrative_qa", {"train": _rows("train", 20), "validation": _rows("validation", 2)})
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    with serve_dataset("tau/scrolls", {"narrative_qa.zip": blob}, ranges=False) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        out = _load(env, "narrative_qa", "validation", block_size=64 * 1024)
+    assert out.returncode == 1
+    assert "could not read narrative_qa/validation.jsonl out of narrative_qa.zip on the Hub by HTTP range" in out.stderr
+    assert "narrative_qa.zip (8.05 GB)" in out.stderr and "--data DIR" in out.stderr
+    assert not list((tmp_path / "hf").glob("assets/zeroscrolls/tau--scrolls/*/narrative_qa/*.jsonl"))
