@@ -3,11 +3,17 @@ transliteration, exact match, the SCROLLS score and QuALITY-hard."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
+from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls import metrics
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
-from zeroscrolls.suites.scrolls.metric import exact_match, quality_hard, score, scrolls_score
+from zeroscrolls.suites.scrolls.metric import exact_match, quality_hard, score, score_benchmark, scrolls_score
+from zeroscrolls.suites.scrolls.rows import load_examples
 from zeroscrolls.suites.scrolls.tasks import TASKS
 
 # The example of the metric's docstring (spec §5.1, §4.8).
@@ -75,3 +81,25 @@ def test_quality_hard_scores_only_hard_questions() -> None:
     assert score("quality", predictions, references)["score"] == 66.6667
     hard = quality_hard(predictions, references, {"2", "3"})
     assert hard["score"] == 50.0 and hard["num_scored"] == 2
+
+
+def test_benchmark_of_golds_and_of_a_missing_task(real_data_dir: Path, tmp_path: Path) -> None:
+    source = DataSource.parse(str(write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")))
+    examples = {task: load_examples(task, "validation", source) for task in TASKS}
+    golds = {task: {ex.id: ex.outputs[0] for ex in exs} for task, exs in examples.items()}
+    results = score_benchmark(golds, examples)
+    assert [results[task]["score"] for task in TASKS] == [100.0] * 7
+    assert results["scrolls_score"] == 100.0 and "quality_hard" not in results
+    # Hard questions flagged: QuALITY-hard appears beside the score; one wrong hard answer moves only it and quality.
+    hard_ids = {ex.id for ex in examples["quality"][::2]}
+    examples["quality"] = [dataclasses.replace(ex, is_hard=ex.id in hard_ids) for ex in examples["quality"]]
+    wrong = next(iter(hard_ids))
+    quality = {i: ("not the answer" if i == wrong else p) for i, p in golds["quality"].items()}
+    results = score_benchmark(golds | {"quality": quality}, examples)
+    assert results["quality_hard"]["score"] == round(100 * (len(hard_ids) - 1) / len(hard_ids), 4)
+    n = len(examples["quality"])
+    assert results["quality"]["score"] == round(100 * (n - 1) / n, 4)
+    assert results["scrolls_score"] == pytest.approx((600 + results["quality"]["score"]) / 7)
+    del golds["contract_nli"]
+    without = score_benchmark(golds, examples)
+    assert without["contract_nli"]["score"] is None and without["scrolls_score"] is None

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from statistics import fmean
+from typing import TYPE_CHECKING
 
 from zeroscrolls import metrics
 from zeroscrolls.metrics import f1, rouge
 from zeroscrolls.suites.scrolls.tasks import TASKS, get_task
+
+if TYPE_CHECKING:
+    from zeroscrolls.suites.scrolls.rows import ScrollsExample
 
 
 def exact_match(prediction: str, reference: str) -> bool:
@@ -54,3 +58,21 @@ def scrolls_score(task_scores: Mapping[str, float | None]) -> float | None:
     """The SCROLLS score: the mean of the seven task scores; None unless every task has one (spec §5.3)."""
     scored = [value for task in TASKS if (value := task_scores.get(task)) is not None]
     return fmean(scored) if len(scored) == len(TASKS) else None
+
+
+def score_benchmark(
+    predictions: Mapping[str, Mapping[str, str]], examples: Mapping[str, Sequence[ScrollsExample]]
+) -> dict[str, dict[str, float | None] | float | None]:
+    """Each task's `score` dict, "quality_hard" when QuALITY's rows carry `is_hard`, and "scrolls_score" (None
+    unless all seven tasks are scored). Predictions must already be in the scorer's form."""
+    results: dict[str, dict[str, float | None] | float | None] = {}
+    task_scores: dict[str, float | None] = {}
+    for task, task_examples in examples.items():
+        references = {ex.id: ex.outputs for ex in task_examples}
+        result = score(task, predictions.get(task, {}), references)
+        results[task], task_scores[task] = result, result["score"]
+        if task == "quality" and any(ex.is_hard is not None for ex in task_examples):
+            hard = [ex.id for ex in task_examples if ex.is_hard]
+            results["quality_hard"] = quality_hard(predictions.get(task, {}), references, hard)
+    results["scrolls_score"] = scrolls_score(task_scores)
+    return results
