@@ -117,6 +117,9 @@ def test_quality_rows_keep_options_and_is_hard(tmp_path: Path) -> None:
     assert official_prediction(first, "B") == "Ann"
     assert official_prediction(first, "(C) Both") == "Both"
     assert official_prediction(first, "I cannot tell") == "I cannot tell"
+    # Laid out the ZeroSCROLLS way (what a run holds), the example maps answers the same way.
+    laid_out = to_example(first, load_scrolls_templates()["quality"])
+    assert [official_prediction(laid_out, a) for a in ("B", "(C) Both", "D")] == ["Ann", "Both", "Nobody"]
 
 
 def test_bad_rows_name_file_line_and_fix(tmp_path: Path) -> None:

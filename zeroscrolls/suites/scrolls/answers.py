@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
+from zeroscrolls.data import Example
 from zeroscrolls.metrics.accuracy import first_letter
-from zeroscrolls.suites.scrolls.rows import ScrollsExample
+from zeroscrolls.suites.scrolls.rows import OPTION_LETTERS, ScrollsExample, parse_options
 from zeroscrolls.suites.scrolls.tasks import CONTRACT_NLI_LABELS
 
 _LABEL = re.compile(r"\b(entailment|contradiction|not\s+mentioned)\b", re.IGNORECASE)
@@ -22,13 +23,13 @@ def contract_nli_label(answer: str) -> str | None:
     return _LABEL_BY_WORDS[" ".join(match.group(1).lower().split())] if match else None
 
 
-def official_prediction(example: ScrollsExample, answer: str) -> str:
+def official_prediction(example: ScrollsExample | Example, answer: str) -> str:
     """What to hand the scorer for a model's `answer`: QuALITY's first standalone letter A-D (as ZeroSCROLLS' accuracy
     reads it) becomes that option's text; ContractNLI's first named label becomes the label; anything else, and an
-    answer naming neither, is kept as it is."""
+    answer naming neither, is kept as it is. The example may be laid out either way: its query holds the options."""
     if example.task == "quality":
         letter = first_letter(answer)
-        return example.option_text(letter) if letter else answer
+        return parse_options(example.query)[OPTION_LETTERS.index(letter)] if letter else answer
     if example.task == "contract_nli":
         return contract_nli_label(answer) or answer
     return answer
