@@ -105,3 +105,16 @@ def test_without_range_support_the_error_says_what_a_full_download_costs(tmp_pat
     assert "could not read narrative_qa/validation.jsonl out of narrative_qa.zip on the Hub by HTTP range" in out.stderr
     assert "narrative_qa.zip (8.05 GB)" in out.stderr and "--data DIR" in out.stderr
     assert not list((tmp_path / "hf").glob("assets/zeroscrolls/tau--scrolls/*/narrative_qa/*.jsonl"))
+
+
+def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
+    blob = _zip("narrative_qa", {"validation": _rows("validation", 1)})
+    blocked = tmp_path / "hf" / "assets" / "zeroscrolls" / "tau--scrolls" / COMMIT / "narrative_qa"
+    blocked.parent.mkdir(parents=True)
+    blocked.write_text("a file where the cache wants a folder", encoding="utf-8")
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    with serve_dataset("tau/scrolls", {"narrative_qa.zip": blob}) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        out = _load(env, "narrative_qa", "validation", block_size=64 * 1024)
+    assert out.returncode == 1
+    assert f"cannot write {blocked / 'validation.jsonl'}" in out.stderr and "HF_HOME" in out.stderr

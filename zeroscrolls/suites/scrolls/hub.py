@@ -104,11 +104,13 @@ def _extract_member(task: str, split: str, commit: str, size: int, target: Path,
     from huggingface_hub import HfFileSystem
 
     member = f"{task}/{split}.jsonl"
-    target.parent.mkdir(parents=True, exist_ok=True)
     fs = HfFileSystem()
     remote = f"datasets/{HUB_REPO}@{commit}/{task}.zip"
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{split}.", suffix=".tmp")
+    tmp: Path | None = None
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{split}.", suffix=".tmp")
+        tmp = Path(tmp_name)
         with os.fdopen(fd, "wb") as out, fs.open(remote, "rb", size=size, block_size=block_size) as remote_zip:
             with zipfile.ZipFile(remote_zip) as archive:
                 if member not in archive.namelist():
@@ -118,11 +120,17 @@ def _extract_member(task: str, split: str, commit: str, size: int, target: Path,
                     )
                 with archive.open(member) as source:
                     shutil.copyfileobj(source, out, length=2**20)
-        os.replace(tmp_name, target)
+        tmp.replace(target)
     except (zipfile.BadZipFile, *_network_errors()) as exc:
         raise UsageError(
             f"could not read {member} out of {task}.zip on the Hub by HTTP range requests ({_first_line(exc)}); a "
             f"proxy that drops the Range header breaks this; {_fallback_hint(task)}"
         ) from None
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {target} ({exc.strerror or exc}); free some space there or point HF_HOME (or "
+            "HF_ASSETS_CACHE) at a disk with room"
+        ) from None
     finally:
-        Path(tmp_name).unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
