@@ -8,6 +8,7 @@ come from the index fields, or are derived from the text by the rule of spec §2
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import zipfile
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
+from zeroscrolls.connection import connect_failure, unreachable
 from zeroscrolls.errors import UsageError
 from zeroscrolls.tasks import TASKS
 
@@ -105,22 +107,33 @@ class DataSource:
 def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool = False) -> Path:
     """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
     and tokens apply) and unpack it once next to the cached file; returns the folder holding `<task>/`.
-    `local_only` resolves from the cache alone (no request)."""
-    from huggingface_hub import hf_hub_download
+    `local_only` resolves from the cache alone (no request).
+
+    A file not in the cache is fetched only after one connection to the Hub opens: huggingface_hub retries an
+    unreachable host for about half a minute, logging every attempt, before it gives up."""
+    from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
+    cached = try_to_load_from_cache(HUB_REPO, f"{task}.zip", revision=revision, repo_type="dataset")
+    if not (local_only or constants.HF_HUB_OFFLINE or isinstance(cached, str) or _behind_proxy()):
+        reason = unreachable(constants.ENDPOINT)
+        if reason is not None:
+            raise UsageError(_hub_failure(task, f"{constants.ENDPOINT}: {reason}"))
     try:
         zip_path = Path(
             hf_hub_download(
                 HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision, local_files_only=local_only
             )
         )
-    except (LocalEntryNotFoundError, OfflineModeIsEnabled, HfHubHTTPError, OSError) as exc:
-        raise UsageError(
-            f"could not fetch {task}.zip from the Hugging Face Hub dataset {HUB_REPO} ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else 'no details'}); without network access, download the "
-            "zips elsewhere, unpack them into one folder and pass --data DIR, or try --data sample"
-        ) from None
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
+        if constants.HF_HUB_OFFLINE:
+            why = "HF_HUB_OFFLINE is set and the file is not in the local cache"
+        else:
+            why = f"{constants.ENDPOINT}: {connect_failure(exc) or 'cannot be reached'}"
+        raise UsageError(_hub_failure(task, why)) from None
+    except (HfHubHTTPError, OSError) as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else "no details"
+        raise UsageError(_hub_failure(task, f"{type(exc).__name__}: {first_line}")) from None
     target = zip_path.parent / f".{task}.unpacked"
     if not (target / task).is_dir():
         tmp = target.with_name(target.name + ".tmp")
@@ -132,6 +145,18 @@ def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool =
         shutil.rmtree(target, ignore_errors=True)
         tmp.replace(target)
     return target
+
+
+def _behind_proxy() -> bool:
+    """Whether requests go through a proxy, which a direct connection cannot stand in for."""
+    return any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY"))
+
+
+def _hub_failure(task: str, why: str) -> str:
+    return (
+        f"cannot download {task}.zip of {HUB_REPO} from the Hugging Face Hub ({why}); offline, use --data sample "
+        "(bundled rows) or --data DIR (a folder of the unpacked zips, <task>/<split>.jsonl)"
+    )
 
 
 def hub_revision(source: DataSource, task: str) -> str | None:

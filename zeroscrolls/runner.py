@@ -121,10 +121,11 @@ class Plan:
         return self.provider.cost(self.profile, request.prompt_tokens or 0, self.provider.completion_budget(request))
 
 
-def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
+def plan_run(config: RunConfig, truncator: Truncator | None = None, *, estimate_only: bool = False) -> Plan:
     """Resolve the model, load the examples and build every request; calls no provider.
 
-    `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings.
+    `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings. Unless
+    `estimate_only` (a dry run), a provider that cannot send (no API key) fails here, before any data is loaded.
     """
     _check_config(config)
     provider, profile = resolve_model(
@@ -132,6 +133,8 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None) -> Plan:
     )
     if config.batch is not None:
         provider = batched(provider, config.batch)
+    if not estimate_only:
+        provider.check_ready()
     if config.max_cost is not None and provider.cost(profile, 1, 1) is None:
         raise UsageError(
             f"--max-cost needs prices, and {profile.name} has none in the registry; drop --max-cost, or run a "

@@ -167,7 +167,7 @@ def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepE
     total_high: float | None = 0.0
     for model in config.models:
         for budget in config.budgets:
-            plan = plan_run(config.point(model, budget), shared_truncators[model])
+            plan = plan_run(config.point(model, budget), shared_truncators[model], estimate_only=True)
             tasks = estimate(plan, cache)
             cached = set(cache.get_many(plan.requests())) if cache is not None else set()
             todo = {k: r for k, r in plan.requests().items() if k not in cached}

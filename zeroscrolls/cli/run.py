@@ -123,7 +123,7 @@ def run(
         command=("zeroscrolls", *sys.argv[1:]),
         batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
     )
-    plan = plan_run(config)
+    plan = plan_run(config, estimate_only=dry_run)
     if plan.skipped_tasks:
         err.print(
             f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running the "

@@ -8,6 +8,7 @@ and classify the SDK's exceptions. API keys come from the environment only and a
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 import urllib.parse
@@ -16,12 +17,15 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from zeroscrolls.connection import connect_failure
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 from zeroscrolls.providers.retry import DEFAULT_MAX_RETRIES, Action, RetryPolicy, Verdict
 from zeroscrolls.ratelimit import RateLimiter, ServerLimits
 from zeroscrolls.truncation import CHAT_OVERHEAD
+
+log = logging.getLogger("zeroscrolls.providers")
 
 CHARS_PER_TOKEN = 4
 """Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
@@ -98,6 +102,9 @@ class APIProvider(Provider):
         self._limiter: RateLimiter | None = None
         self._secret: str | None = None
         self._stopped: str | None = None
+        self._reached = False
+        """Some request of this run got an HTTP answer: the endpoint exists, so a refused connection is transient."""
+        self._pacing_said = False
 
     # --- what each SDK adds ---------------------------------------------------------------------------------
 
@@ -154,9 +161,22 @@ class APIProvider(Provider):
         return text.replace(self._secret, "***") if self._secret else text
 
     def _verdict(self, exc: BaseException) -> Verdict | None:
-        """`classify`, with the key masked in the message (verdicts reach logs, records and the terminal)."""
+        """`classify`, with the key masked in the message (verdicts reach logs, records and the terminal); a server
+        that cannot be connected to before any request got an answer stops the run instead of being retried."""
         verdict = self.classify(exc)
-        return replace(verdict, message=self.scrub(verdict.message)) if verdict is not None else None
+        if verdict is None:
+            return None
+        reason = connect_failure(exc) if verdict.action is Action.RETRY and not self._reached else None
+        if reason is not None:
+            verdict = Verdict(Action.STOP, self._unreachable_message(reason))
+        return replace(verdict, message=self.scrub(verdict.message))
+
+    def _unreachable_message(self, reason: str) -> str:
+        url = self._client.base_url if self._client is not None else self.identity()["endpoint"]
+        return (
+            f"cannot connect to the {self.name} API at {url} ({reason}); check the URL (--base-url or "
+            f"{self.base_url_env}) and the network, then rerun"
+        )
 
     def prompt_tokens(self, request: Request) -> int:
         """Prompt tokens of `request` as the API counts them: truncation's count plus message framing, or an
@@ -173,9 +193,15 @@ class APIProvider(Provider):
         may generate (OpenAI counts `max_tokens` when the request arrives)."""
         return self.prompt_tokens(request) + self.completion_budget(request)
 
+    def registry_limits_apply(self) -> bool:
+        """Whether the registry's usage-tier-1 rate limits pace this run until the server's headers speak: only
+        against the provider's own API; a self-hosted server or proxy that states no limits is not throttled."""
+        own_host = urllib.parse.urlsplit(self.default_base_url).hostname
+        return urllib.parse.urlsplit(self.identity()["endpoint"]).hostname == own_host
+
     def _limiter_for(self, model: str) -> RateLimiter:
         if self._limiter is None:
-            profile = self._profile_for(model)
+            profile = self._profile_for(model) if self.registry_limits_apply() else None
             self._limiter = RateLimiter(
                 self._rpm or (profile.rpm if profile else None),
                 self._tpm or (profile.tpm if profile else None),
@@ -183,6 +209,33 @@ class APIProvider(Provider):
                 fixed_tpm=self._tpm is not None,
             )
         return self._limiter
+
+    def _say_pacing(self, limiter: RateLimiter, limits: ServerLimits, model: str) -> None:
+        """Once per run, after the server's first answer: the pace in force and where it comes from."""
+        if self._pacing_said:
+            return
+        self._pacing_said = True
+        parts = []
+        for unit, pace, reported, given in (
+            ("TPM", limiter.tpm, limits.tokens_limit, self._tpm),
+            ("RPM", limiter.rpm, limits.requests_limit, self._rpm),
+        ):
+            if pace is None:
+                continue
+            if reported is not None and pace == reported:
+                source = "from server headers"
+            elif given is not None:
+                source = f"--{unit.lower()}"
+            else:
+                source = f"registry default for {model} (usage tier 1) until the server's headers say otherwise"
+            parts.append(f"{pace:,.0f} {unit}: {source}")
+        if parts:
+            log.warning("pacing at %s", "; ".join(parts))
+        else:
+            log.warning(
+                "no pacing: %s states no rate limits and no --rpm/--tpm was given; only its 429s slow the run",
+                self._client.base_url if self._client is not None else self.identity()["endpoint"],
+            )
 
     async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
         """Send `requests` with up to `concurrency` in flight, yielding each `Generation` as it finishes.
@@ -234,13 +287,17 @@ class APIProvider(Provider):
                 except Exception as exc:
                     response = getattr(exc, "response", None)
                     if response is not None:
+                        self._reached = True
                         reservation.observe(self.server_limits(response.headers))
                     verdict = self._verdict(exc)
                     if verdict is not None and verdict.status == 429 and verdict.wait is not None:
                         limiter.pause(verdict.wait)  # every sender waits, not just this one
                     raise
                 latency = time.monotonic() - sent
-                reservation.observe(self.server_limits(reply.headers))
+                self._reached = True
+                limits = self.server_limits(reply.headers)
+                reservation.observe(limits)
+                self._say_pacing(limiter, limits, request.model)
                 return reply
 
         try:
@@ -284,6 +341,9 @@ class APIProvider(Provider):
         )
 
     def _fatal_message(self, status: int | None, message: str) -> str:
+        """The line that stops the run; a verdict without a status (no server answered) says it all already."""
+        if status is None:
+            return message
         if status in (401, 403):
             return (
                 f"the {self.name} API refused the key in {self.key_env} ({status}: {message}); "

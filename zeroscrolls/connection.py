@@ -1,0 +1,37 @@
+"""Why a server could not be reached, in words a user can act on: shared by the API providers and the Hub download,
+which both stop at once on a host that cannot be connected to instead of retrying it for minutes."""
+
+from __future__ import annotations
+
+import errno
+import socket
+from urllib.parse import urlsplit
+
+
+def connect_failure(exc: BaseException) -> str | None:
+    """Why `exc` (or an exception it wraps) never reached a server: 'connection refused', 'cannot resolve the host'
+    or 'network unreachable'; None for anything else (a dropped connection, a timeout, an HTTP error)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "cannot resolve the host"
+        if isinstance(cause, OSError) and cause.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return "network unreachable"
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def unreachable(url: str, timeout: float = 5.0) -> str | None:
+    """Why no TCP connection to `url`'s host opens right now (see `connect_failure`, or 'no answer in N s'), or
+    None when one does. Costs one connection and no request."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout):
+            return None
+    except TimeoutError:
+        return f"no answer in {timeout:g} s"
+    except OSError as exc:
+        return connect_failure(exc) or exc.strerror or type(exc).__name__
