@@ -24,8 +24,9 @@ from zeroscrolls import runfolder
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.data import DataSource, Example, load_examples
 from zeroscrolls.errors import ExampleError, StorageError, UsageError
-from zeroscrolls.models import ModelProfile
+from zeroscrolls.models import WHOLE_DOCUMENT, ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
+from zeroscrolls.progress import PlainProgress
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 from zeroscrolls.providers.batch import BatchSettings, batched, refuse_paying_twice
 from zeroscrolls.runfolder import RunFolder
@@ -105,7 +106,8 @@ class Plan:
 
     @property
     def run_name(self) -> str:
-        name = self.config.run_name or f"{self.profile.name}_{self.profile.max_tokens}_{self.config.split}"
+        budget = "" if self.profile.max_tokens == WHOLE_DOCUMENT else f"_{self.profile.max_tokens}"
+        name = self.config.run_name or f"{self.profile.name}{budget}_{self.config.split}"
         return re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "run"
 
     @property
@@ -121,11 +123,11 @@ class Plan:
         return self.provider.cost(self.profile, request.prompt_tokens or 0, self.provider.completion_budget(request))
 
 
-def plan_run(config: RunConfig, truncator: Truncator | None = None, *, estimate_only: bool = False) -> Plan:
+def plan_run(config: RunConfig, truncator: Truncator | None = None, *, to_send: bool = False) -> Plan:
     """Resolve the model, load the examples and build every request; calls no provider.
 
-    `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings. Unless
-    `estimate_only` (a dry run), a provider that cannot send (no API key) fails here, before any data is loaded.
+    `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings. With
+    `to_send` (not a dry run), a provider that cannot send (no API key) fails here, before any data is loaded.
     """
     _check_config(config)
     provider, profile = resolve_model(
@@ -133,7 +135,7 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None, *, estimate_
     )
     if config.batch is not None:
         provider = batched(provider, config.batch)
-    if not estimate_only:
+    if to_send:
         provider.check_ready()
     if config.max_cost is not None and provider.cost(profile, 1, 1) is None:
         raise UsageError(
@@ -378,6 +380,9 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
             not_run = _generate(plan, misses, cache, generations, totals, console)
         except (FatalProviderError, StorageError) as exc:  # what arrived is kept: the run folder gets it
             stopped, fatal = str(exc) or type(exc).__name__, True
+        except KeyboardInterrupt:  # Ctrl-C: the cache holds every answer so far; write them, then stop
+            _finish(plan, generations, totals, started, "interrupted (Ctrl-C) before every request was answered")
+            raise
         else:
             if not_run:
                 stopped = (
@@ -387,6 +392,18 @@ def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunR
     else:
         asyncio.run(plan.provider.aclose())
         console.print(f"all {len(requests)} request(s) found in the cache; no provider call", highlight=False)
+    return _finish(plan, generations, totals, started, stopped, fatal)
+
+
+def _finish(
+    plan: Plan,
+    generations: Mapping[str, Generation],
+    totals: Totals,
+    started: str,
+    stopped: str | None,
+    fatal: bool = False,
+) -> RunResult:
+    """Score what was generated and write the run folder."""
     results = {task: [_example_result(p, generations) for p in items] for task, items in plan.examples.items()}
     totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
     scores = _score(results)
@@ -415,14 +432,18 @@ def _generate(
     provider, profile = plan.provider, plan.profile
     uppers = {key: plan.upper_cost(request) or 0.0 for key, request in misses}
     cap = CostCap(plan.config.max_cost, uppers)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("hits {task.fields[hits]}  failed {task.fields[failed]}"),
-        TextColumn("{task.fields[tokens]:,} tok  ${task.fields[cost]:.4f}"),
-        TimeRemainingColumn(),
-        console=console,
+    progress = (
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("hits {task.fields[hits]}  failed {task.fields[failed]}"),
+            TextColumn("{task.fields[tokens]:,} tok  ${task.fields[cost]:.4f}"),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        if console.is_terminal
+        else PlainProgress(console)  # CI, nohup, a pipe: a line now and then instead of a bar nobody sees
     )
     bar = progress.add_task(
         plan.run_name,

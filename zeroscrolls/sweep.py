@@ -167,7 +167,7 @@ def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepE
     total_high: float | None = 0.0
     for model in config.models:
         for budget in config.budgets:
-            plan = plan_run(config.point(model, budget), shared_truncators[model], estimate_only=True)
+            plan = plan_run(config.point(model, budget), shared_truncators[model])
             tasks = estimate(plan, cache)
             cached = set(cache.get_many(plan.requests())) if cache is not None else set()
             todo = {k: r for k, r in plan.requests().items() if k not in cached}
@@ -249,7 +249,9 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
     points: list[PointSummary] = []
     for model in config.models:
         for budget in config.budgets:
-            result = execute(plan_run(config.point(model, budget), shared_truncators[model]), cache, console)
+            result = execute(
+                plan_run(config.point(model, budget), shared_truncators[model], to_send=True), cache, console
+            )
             rows.extend(point_rows(model, budget, result, config.bootstrap))
             label = result.scores.label if result.scores is not None else "not scored"
             points.append(

@@ -1,0 +1,45 @@
+"""Without a terminal (CI, nohup, a pipe) a run prints a plain progress line at most every 30 s."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+from zeroscrolls.cli.main import app
+from zeroscrolls.progress import PlainProgress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_lines_come_at_most_every_interval_with_counts_cost_and_eta() -> None:
+    out, clock = io.StringIO(), Clock()
+    progress = PlainProgress(Console(file=out, width=200), interval=30, clock=clock)
+    with progress:
+        task = progress.add_task("gpt-4_8192_validation", total=100, completed=10, failed=0, tokens=500, cost=0.0)
+        for step in range(90):  # one answer every 2 s: 180 s in all
+            clock.now = 2.0 * (step + 1)
+            progress.update(task, advance=1, failed=step // 45, tokens=500 + 100 * step, cost=0.01 * step)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "gpt-4_8192_validation: 11/100 done, 0 failed, 500 tokens, $0.0000, ETA 0:02:58"
+    done = [int(re.search(r": (\d+)/100", line).group(1)) for line in lines]  # type: ignore[union-attr]
+    assert done == [11, 26, 41, 56, 71, 86, 100]  # at 2 s (the first answer), then every 30 s, then the end
+    assert lines[-1] == "gpt-4_8192_validation: 100/100 done, 1 failed, 9,400 tokens, $0.8900"
+    pattern = r"gpt-4_8192_validation: \d+/100 done, \d failed, [\d,]+ tokens, \$[\d.]+(, ETA \d:\d\d:\d\d)?"
+    assert all(re.fullmatch(pattern, line) for line in lines)
+
+
+def test_a_run_without_a_terminal_reports_progress_on_stderr(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "--model", "naive", "--data", "sample", "--output", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if " done, " in line]
+    assert lines and re.fullmatch(r"naive_validation: 14/14 done, 0 failed, [\d,]+ tokens, \$0\.0000", lines[-1])
