@@ -34,7 +34,7 @@ def test_naive_run_prints_the_table_and_writes_the_folder(tmp_path: Path) -> Non
     result = zs("run", "--model", "naive", "--data", "sample", "--output", str(tmp_path))
     assert result.exit_code == 0, result.output
     assert "ZeroSCROLLS scores" in result.stdout and "quality" in result.stdout
-    folder = tmp_path / "naive_1000000_validation"
+    folder = tmp_path / "naive_validation"
     for task in REAL_TASKS:
         predictions = json.loads((folder / "predictions" / f"{task}.json").read_text())
         assert list(predictions) == [ex.id for ex in load_examples(task, "validation", DataSource.parse("sample"))]
@@ -177,7 +177,7 @@ def test_test_split_writes_predictions_and_no_scores(tmp_path: Path) -> None:
     data = write_test_split(tmp_path / "data")
     result = zs("run", "--model", "naive", "--data", str(data), "--split", "test", "--output", str(tmp_path / "out"))
     assert result.exit_code == 0, result.output
-    folder = tmp_path / "out" / "naive_1000000_test"
+    folder = tmp_path / "out" / "naive_test"
     assert not (folder / "scores.json").exists() and result.stdout == ""
     assert "nothing scored" in flat(result.stderr)
     assert len(list((folder / "predictions").glob("*.json"))) == 10

@@ -84,7 +84,7 @@ def test_same_seed_same_predictions_other_seed_other_spans(tmp_path: Path) -> No
 def test_every_sample_task_gets_a_score(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["run", "--model", "naive", "--data", "sample", "--output", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    scores = json.loads((tmp_path / "naive_1000000_validation" / "scores.json").read_text())
+    scores = json.loads((tmp_path / "naive_validation" / "scores.json").read_text())
     assert list(scores["tasks"]) == list(REAL_TASKS)
     assert all(s["num_scored"] == s["num_expected"] == 2 for s in scores["tasks"].values())
     benchmark = scores["benchmark"]
@@ -98,7 +98,7 @@ def test_all_ten_tasks_on_synthetic_rows(tmp_path: Path, synthetic_data: Path) -
         app, ["run", "--model", "naive", "--data", str(synthetic_data), "--output", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
-    folder = tmp_path / "naive_1000000_validation"
+    folder = tmp_path / "naive_validation"
     scores = json.loads((folder / "scores.json").read_text())
     assert list(scores["tasks"]) == list(TASKS)
     assert scores["benchmark"]["complete"] is True

@@ -67,6 +67,9 @@ PRICES_DATE = "2025-10-15"
 PAPER_BUDGET = 8192
 """Default `max_tokens` of current models: the ZeroSCROLLS paper's budget, so scores compare with its Table 3
 (raise it with `--max-tokens`, up to the model's window)."""
+WHOLE_DOCUMENT = 1_000_000
+"""The naive baselines' default budget: more than any document holds, so they read each one whole (a run folder's
+default name leaves it out)."""
 
 _S = PromptStyle
 
@@ -157,7 +160,7 @@ def _open_decoder(hub_id: str, window: int, note: str = "") -> ModelProfile:
 REGISTRY: dict[str, ModelProfile] = {
     p.name: p
     for p in [
-        ModelProfile("naive", "naive", 1_000_000, "whitespace", _S.COMPLETION, note="the paper's naive baselines"),
+        ModelProfile("naive", "naive", WHOLE_DOCUMENT, "whitespace", _S.COMPLETION, note="the paper's naive baselines"),
         # The paper's models (spec §3.4, §7): their budgets as in the paper.
         _openai("gpt-4", "cl100k_base", 8192, (30.0, 60.0, None), tpm=10_000, note="paper model, was 0314"),
         _openai(
