@@ -18,7 +18,7 @@ from rich import box
 from rich.table import Table
 
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
-from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.data import DataSource, Example, load_examples, run_data_source
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import FormatAnalysis
 from zeroscrolls.report import SINGLE_SAMPLE_NOTE, markdown_table
@@ -89,7 +89,7 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[Run
                 f"{path} holds test-split predictions, which have no gold to score; compare validation runs, and "
                 "submit test predictions with `zeroscrolls export`"
             )
-        source = data or source_of(path, manifest)
+        source = data or run_data_source(path, manifest)
         predictions = load_predictions(path)
         examples = {}
         for task in predictions:
@@ -110,19 +110,6 @@ def _label(path: Path, paths: Sequence[Path]) -> str:
     if sum(p.name == path.name for p in paths) > 1:
         return f"{path.parent.name}/{path.name}"
     return path.name
-
-
-def source_of(run: Path, manifest: Mapping[str, Any]) -> DataSource:
-    """The data source a run used, from its manifest (hub runs at the revision they resolved to)."""
-    described = manifest["data"]["source"]
-    if described == "sample":
-        return DataSource.parse("sample")
-    if described.startswith("hub:"):
-        revisions = [r for r in (manifest["data"].get("revision") or {}).values() if r]
-        return DataSource.parse("hub", revision=revisions[0] if revisions else None)
-    if not Path(described).is_dir():
-        raise UsageError(f"{run}: its data folder {described} is gone; pass --data DIR with the same rows")
-    return DataSource.parse(described)
 
 
 def manifest_warnings(runs: Sequence[RunScores]) -> list[str]:

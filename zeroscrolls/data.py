@@ -11,10 +11,11 @@ import json
 import os
 import shutil
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from zeroscrolls.connection import connect_failure, unreachable
 from zeroscrolls.errors import UsageError
@@ -102,6 +103,20 @@ class DataSource:
         if self.kind == "hub":
             return list(TASKS)
         return [t for t in TASKS if self.task_file(t, split) is not None]
+
+
+def run_data_source(run: Path, manifest: Mapping[str, Any]) -> DataSource:
+    """The data source the run in folder `run` used, from its manifest (hub runs at the revision they resolved
+    to), so its predictions are scored against the rows it was run on."""
+    described = manifest["data"]["source"]
+    if described == "sample":
+        return DataSource.parse("sample")
+    if described.startswith("hub:"):
+        revisions = [r for r in (manifest["data"].get("revision") or {}).values() if r]
+        return DataSource.parse("hub", revision=revisions[0] if revisions else None)
+    if not Path(described).is_dir():
+        raise UsageError(f"{run}: its data folder {described} is gone; pass --data DIR with the same rows")
+    return DataSource.parse(described)
 
 
 def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool = False) -> Path:

@@ -9,11 +9,9 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from zeroscrolls.cli.options import DataOption, SplitOption
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.cli.options import SplitOption
+from zeroscrolls.data import DataSource, load_examples, run_data_source
 from zeroscrolls.errors import UsageError
-from zeroscrolls.formats import format_table
-from zeroscrolls.scoring import coverage_notes, load_predictions, results_table, score_benchmark
 from zeroscrolls.tasks import parse_tasks
 
 
@@ -24,7 +22,14 @@ def score(
             metavar="PRED", help="A run folder (predictions/<task>.json inside) or a folder of <task>.json files."
         ),
     ],
-    data: DataOption = "hub",
+    data: Annotated[
+        str | None,
+        typer.Option(
+            "--data",
+            help="Where the references come from: 'hub', 'sample' or a folder holding <task>/<split>.jsonl "
+            "(default: the data source in a run folder's manifest, else 'hub').",
+        ),
+    ] = None,
     split: SplitOption = "validation",
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma list of tasks to score (default: every prediction file).")
@@ -38,8 +43,11 @@ def score(
 ) -> None:
     """Score predictions with the official ZeroSCROLLS metrics (validation split: the test gold is hidden).
 
-    Example: zeroscrolls score results/my-run --data sample --json
+    Example: zeroscrolls score results/my-run --json
     """
+    from zeroscrolls.formats import format_table  # metrics and templates: imported when scoring
+    from zeroscrolls.scoring import coverage_notes, load_predictions, results_table, score_benchmark
+
     predictions = load_predictions(pred)
     if tasks is None:
         selected = list(predictions)
@@ -48,7 +56,11 @@ def score(
         absent = [t for t in selected if t not in predictions]
         if absent:
             raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
-    source = DataSource.parse(data)
+    manifest = pred / "manifest.json"
+    if data is None and manifest.is_file():
+        source = run_data_source(pred, json.loads(manifest.read_text(encoding="utf-8")))
+    else:
+        source = DataSource.parse(data or "hub")
     examples = {task: load_examples(task, split, source) for task in selected}
     result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict)
     err = Console(stderr=True)

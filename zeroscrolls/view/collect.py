@@ -22,8 +22,8 @@ import jsonlines
 import pandas as pd
 
 from zeroscrolls.bootstrap import Bootstrap
-from zeroscrolls.compare import find_runs, source_of
-from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.compare import find_runs
+from zeroscrolls.data import DataSource, Example, load_examples, run_data_source
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import example_value, is_refusal
 from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, RunFolder
@@ -45,7 +45,7 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
     pages, notes = [], []
     for index, run in enumerate(runs):
         manifest = _read_json(RunFolder(run).manifest)
-        source = data or source_of(run, manifest)
+        source = data or run_data_source(run, manifest)
         split = manifest["data"]["split"]
         other = [t for t, digest in manifest.get("templates", {}).items() if templates[t].digest() != digest]
         if other:
