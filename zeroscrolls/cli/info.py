@@ -1,6 +1,11 @@
-"""`zeroscrolls tasks` and `zeroscrolls models`: the task table and the model registry."""
+"""`zeroscrolls tasks` and `zeroscrolls models`: the task table and the model registry.
+
+Both fit 80 columns with every name and number whole; `--wide` adds the long columns for wide terminals.
+"""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 from rich import box
@@ -10,51 +15,57 @@ from rich.table import Table
 from zeroscrolls.models import REGISTRY
 from zeroscrolls.tasks import TASKS
 
+WideOption = Annotated[bool, typer.Option("--wide", help="Every column (needs a terminal of about 160 columns).")]
 
-def tasks() -> None:
-    """List the ten ZeroSCROLLS tasks with metric, generation budget, category and answer tag."""
-    table = Table(title="ZeroSCROLLS tasks")
-    for col in ("task", "name", "category", "metric", "gen. budget", "answer type", "tag", "test size"):
-        table.add_column(col)
+
+def _table(title: str, columns: list[str]) -> Table:
+    """A table whose cells never wrap: a name or number split across lines is misread."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False)
+    for column in columns:
+        table.add_column(column, no_wrap=True)
+    return table
+
+
+def tasks(wide: WideOption = False) -> None:
+    """List the ten ZeroSCROLLS tasks with metric, generation budget, category (and with --wide, answer type and
+    tag).
+
+    Example: zeroscrolls tasks
+    """
+    columns = ["task", "name", "category", "metric", "budget", "test size"]
+    table = _table("ZeroSCROLLS tasks", columns + (["answer type", "tag"] if wide else []))
     for t in TASKS.values():
-        table.add_row(
-            t.name,
-            t.title,
-            t.category.value,
-            t.metric.value,
-            str(t.generation_budget),
-            t.answer_type,
-            t.answer_tag,
-            str(t.test_size),
-        )
+        row = [t.name, t.title, t.category.value, t.metric.value, str(t.generation_budget), str(t.test_size)]
+        table.add_row(*row, *([t.answer_type, t.answer_tag] if wide else []))
     Console().print(table)
 
 
-def models() -> None:
-    """List the registry: provider, token budget (encoder input for encoder-decoder models), tokenizer, prompt
-    style and prices per million tokens.
+def models(wide: WideOption = False) -> None:
+    """List the registry: provider, token budget (encoder input for encoder-decoder models), context window and
+    prices per million tokens, then the notes; --wide adds tokenizer and prompt style and puts the notes in the
+    table.
 
     Example: zeroscrolls models
     """
     dates = sorted({p.prices_date for p in REGISTRY.values() if p.prices_date})
-    title = f"Model registry (prices: USD per million input/output/cached input tokens, {', '.join(dates)})"
-    table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False)
-    table.add_column("model", no_wrap=True)
-    for col in ("provider", "max tokens", "window", "tokenizer", "style", "prices"):
-        table.add_column(col, overflow="fold")
-    table.add_column("note", min_width=12)
+    title = f"Model registry (USD per million input/output/cached input tokens, {', '.join(dates)})"
+    columns = ["model", "provider", "max tokens", "window", "prices"]
+    table = _table(title, columns + (["tokenizer", "style", "note"] if wide else []))
     for p in REGISTRY.values():
-        table.add_row(
+        row = [
             p.name,
             p.provider,
             f"{p.max_tokens} input" if p.encoder_decoder else str(p.max_tokens),
             str(p.context_window or "-"),
-            tokenizer_label(p.tokenizer, p.name),
-            p.prompt_style.value,
             "/".join(f"{x:g}" for x in (p.input_price, p.output_price, p.cached_input_price) if x is not None) or "-",
-            p.note,
-        )
-    Console().print(table)
+        ]
+        table.add_row(*row, *([tokenizer_label(p.tokenizer, p.name), p.prompt_style.value, p.note] if wide else []))
+    console = Console()
+    console.print(table)
+    if not wide:
+        for p in REGISTRY.values():
+            if p.note:
+                console.print(f"{p.name}: {p.note}", highlight=False, markup=False)
 
 
 def tokenizer_label(spec: str, model: str) -> str:
