@@ -373,7 +373,13 @@ class GenerationCache:
             raise UsageError(f"cache merge: no such file {other}")
         if other.resolve() == self.path.resolve():
             raise UsageError(f"cache merge: {other} is this cache itself")
-        GenerationCache(other).close()  # brings an older file up to the current schema
+        try:
+            GenerationCache(other).close()  # brings an older file up to the current schema
+        except UsageError:
+            raise UsageError(
+                f"cache merge: {other} is not a zeroscrolls generation cache; pass the .sqlite file another machine's "
+                "runs wrote (its ZEROSCROLLS_CACHE, by default ~/.cache/zeroscrolls/generations.sqlite)"
+            ) from None
         columns = ", ".join(GENERATION_COLUMNS)
         before = len(self)
         self._db.execute("ATTACH DATABASE ? AS other", (str(other),))

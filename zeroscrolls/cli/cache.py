@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import jsonlines
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from zeroscrolls.cache import GenerationCache, default_cache_path, integrity_problems
 from zeroscrolls.errors import UsageError
 from zeroscrolls.storage import damaged_cache
+
+if TYPE_CHECKING:
+    from zeroscrolls.cache import GenerationCache
 
 cache_app = typer.Typer(
     help="Inspect and manage the generation cache (the only state that costs money).", no_args_is_help=True
@@ -27,6 +30,8 @@ CacheOption = Annotated[
 
 
 def _open(path: Path | None, must_exist: bool = True) -> GenerationCache:
+    from zeroscrolls.cache import GenerationCache, default_cache_path  # providers and tokenizers: only when used
+
     target = path or default_cache_path()
     if must_exist and not target.is_file():
         raise UsageError(f"no generation cache at {target}; runs create it, or pass --cache PATH")
@@ -61,12 +66,18 @@ def export(
     Example: zeroscrolls cache export --model gpt-4 -o gpt-4.jsonl
     """
     with _open(cache) as db:
+        rows = db.rows(model)
+        first = next(rows, None)
+        if first is None:  # an empty file would read as an export that worked
+            models = sorted({u.model for u in db.usage()})
+            held = f"models there: {', '.join(models)}" if models else "it is empty"
+            raise UsageError(f"no rows{f' of model {model!r}' if model else ''} in {db.path} ({held}); nothing written")
         if output is None:
             with jsonlines.Writer(sys.stdout, compact=True) as writer:
-                writer.write_all(db.rows(model))
+                writer.write_all(itertools.chain([first], rows))
             return
         with jsonlines.open(output, "w", compact=True) as writer:
-            writer.write_all(db.rows(model))
+            writer.write_all(itertools.chain([first], rows))
 
 
 @cache_app.command("clear")
@@ -111,6 +122,8 @@ def check(cache: CacheOption = None) -> None:
 
     Example: zeroscrolls cache check
     """
+    from zeroscrolls.cache import default_cache_path, integrity_problems
+
     target = cache or default_cache_path()
     if not target.is_file():
         raise UsageError(f"no generation cache at {target}; runs create it, or pass --cache PATH")

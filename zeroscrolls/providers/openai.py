@@ -45,6 +45,14 @@ def tokenizer_spec(value: str) -> str:
     return f"hf:{value}"
 
 
+def tiktoken_encoding_of(model: str) -> str | None:
+    """The encoding tiktoken knows for an OpenAI model name (gpt-4-turbo: cl100k_base), or None."""
+    try:
+        return tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        return None
+
+
 class OpenAIProvider(APIProvider):
     """Options: base_url, api_key_env, tokenizer (models the registry does not know), reasoning_budget,
     max_retries, rpm, tpm, concurrency."""
@@ -62,14 +70,16 @@ class OpenAIProvider(APIProvider):
         self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else int(budget)
 
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
-        """Any model an OpenAI-compatible server serves: its tokenizer from `--tokenizer`, or from the registry
-        entry of another provider (e.g. a vLLM model behind `vllm serve`); chat style unless that entry says
-        completion."""
+        """Any model an OpenAI-compatible server serves: its tokenizer from `--tokenizer`, from the registry entry
+        of another provider (e.g. a vLLM model behind `vllm serve`), or tiktoken's encoding of an OpenAI model
+        name (gpt-4-turbo); chat style unless that registry entry says completion."""
         known = REGISTRY.get(model)
         if self.tokenizer_option:
             spec = tokenizer_spec(self.tokenizer_option)
         elif known is not None:
             spec = known.tokenizer
+        elif (encoding := tiktoken_encoding_of(model)) is not None:
+            spec = f"tiktoken:{encoding}"
         else:
             raise UsageError(
                 f"the openai provider cannot know the tokenizer of {model!r}, which truncation needs: pass "
