@@ -20,7 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import jsonlines
 
-from zeroscrolls import plots, report
+from zeroscrolls import report
 from zeroscrolls.atomic import write_atomic
 from zeroscrolls.data import hub_revision
 from zeroscrolls.storage import cannot_write
@@ -116,6 +116,8 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
         folder.scores.unlink(missing_ok=True)
     manifest = _manifest(plan, result, started)
     per_example = {t: r.per_example for t, r in result.scores.tasks.items()} if result.scores is not None else {}
+    from zeroscrolls import plots  # matplotlib: imported when a run is written, not when the CLI starts
+
     overview = plots.run_overview(records, per_example, folder.root / OVERVIEW_PLOT)
     analyses = [r.formats for r in result.scores.tasks.values() if r.formats] if result.scores is not None else []
     lengths = plots.output_lengths(analyses, folder.root / LENGTHS_PLOT).name if analyses else None

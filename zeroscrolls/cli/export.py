@@ -11,17 +11,6 @@ from rich.console import Console
 from zeroscrolls.cli.options import DataOption
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
-from zeroscrolls.submission import (
-    SUCCESS_LINE,
-    InvalidSubmission,
-    duplicate_ids,
-    load_run_predictions,
-    load_submission,
-    load_test_ids,
-    verify_submission,
-    write_error_files,
-    write_submission,
-)
 
 OFFICIAL_FILE_NAME = "zero_scrolls_predictions.csv"
 
@@ -38,8 +27,10 @@ def export(
 ) -> None:
     """Write the official leaderboard CSV (Task,ID,Prediction) from a run's predictions.
 
-    Example: zeroscrolls export results/gpt-4-test --output zero_scrolls_predictions.csv
+    Example: zeroscrolls export results/gpt-4_8192_test
     """
+    from zeroscrolls.submission import load_run_predictions, write_submission  # pandas: only when used
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     found = load_run_predictions(run)
     gaps = found.gaps()
@@ -69,8 +60,18 @@ def verify(
 
     Exit code 1 when the verification fails (details in <task>_errors.json), 2 when the file cannot be read.
 
-    Example: zeroscrolls verify results/gpt-4-test/zero_scrolls_predictions.csv --data hub
+    Example: zeroscrolls verify results/gpt-4_8192_test/zero_scrolls_predictions.csv --data hub
     """
+    from zeroscrolls.submission import (  # pandas: only when used
+        SUCCESS_LINE,
+        InvalidSubmission,
+        duplicate_ids,
+        load_submission,
+        load_test_ids,
+        verify_submission,
+        write_error_files,
+    )
+
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     if not csv.is_file():
         raise UsageError(f"{csv}: no such file; pass the CSV written by `zeroscrolls export`")

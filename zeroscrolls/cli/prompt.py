@@ -20,10 +20,7 @@ from zeroscrolls.cli.options import (
 )
 from zeroscrolls.data import DataSource, load_examples
 from zeroscrolls.errors import ExampleError, UsageError
-from zeroscrolls.planning import fit_example, resolve_model
 from zeroscrolls.tasks import get_task
-from zeroscrolls.templates import load_templates
-from zeroscrolls.truncation import Truncator
 
 
 def prompt(
@@ -40,8 +37,12 @@ def prompt(
 ) -> None:
     """Print the final prompt (chat styles: the user message) and nothing else on stdout.
 
-    Example: zeroscrolls prompt --task quality --id 62139_J05FWZR6_1 --model gpt-4 --max-tokens 2048 --data sample
+    Example: zeroscrolls prompt --task quality --id 20077_ZF5G55FD_1 --model gpt-4 --max-tokens 2048 --data sample
     """
+    from zeroscrolls.planning import fit_example, resolve_model  # providers and tokenizers: only when used
+    from zeroscrolls.templates import load_templates
+    from zeroscrolls.truncation import Truncator
+
     get_task(task)
     templates = load_templates(prompts)
     source = DataSource.parse(data)

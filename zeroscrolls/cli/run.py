@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from zeroscrolls.cache import open_cache
-from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
 from zeroscrolls.cli.options import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -47,9 +45,10 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import StorageError
-from zeroscrolls.runner import NOT_SENT, RunConfig, RunResult, estimate, estimate_table, execute, plan_run
-from zeroscrolls.scoring import results_table
 from zeroscrolls.tasks import parse_tasks
+
+if TYPE_CHECKING:
+    from zeroscrolls.runner import RunResult
 
 
 def run(
@@ -103,6 +102,10 @@ def run(
 
     Example: zeroscrolls run --model naive --data sample
     """
+    from zeroscrolls.cache import open_cache  # the run's machinery: imported by the command that needs it
+    from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.runner import RunConfig, estimate, estimate_table, execute, plan_run
+
     options = provider_options(locals())
     err = Console(stderr=True, highlight=False)
     config = RunConfig(
@@ -123,7 +126,7 @@ def run(
         command=("zeroscrolls", *sys.argv[1:]),
         batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
     )
-    plan = plan_run(config, estimate_only=dry_run)
+    plan = plan_run(config, to_send=not dry_run)
     if plan.skipped_tasks:
         err.print(
             f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running the "
@@ -144,6 +147,13 @@ def run(
             result = execute(plan, generation_cache, err)
         except StorageError as exc:
             raise StorageError(f"{exc}; to resume: {resume_command(ctx)}") from None
+    except KeyboardInterrupt:
+        err.print(
+            "[yellow]interrupted:[/yellow] every answer received is in the cache and the run folder; to resume: "
+            f"{escape(resume_command(ctx))}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     finally:
         if generation_cache is not None:
             generation_cache.close()
@@ -155,6 +165,9 @@ def run(
 
 def _print_result(result: RunResult, err: Console) -> None:
     """Per task with failures one warning line, the score table on stdout, then the totals."""
+    from zeroscrolls.runner import NOT_SENT
+    from zeroscrolls.scoring import results_table
+
     for task, items in result.results.items():
         failed = [r for r in items if r.error and r.error != NOT_SENT]
         not_sent = sum(1 for r in items if r.error == NOT_SENT)

@@ -7,17 +7,13 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from zeroscrolls import compare as comparison
-from zeroscrolls.bootstrap import Bootstrap
-from zeroscrolls.cache import open_cache
-from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
 from zeroscrolls.cli.options import (
     ApiKeyEnvOption,
     BaseUrlOption,
@@ -51,22 +47,10 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
-from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
-from zeroscrolls.report import markdown_table
-from zeroscrolls.runner import RunConfig
-from zeroscrolls.sweep import (
-    SweepConfig,
-    SweepEstimate,
-    SweepResult,
-    estimate_sweep,
-    parse_budgets,
-    point_overview,
-    run_sweep,
-    score_grid,
-    score_notes,
-    sweep_plans,
-)
 from zeroscrolls.tasks import parse_tasks
+
+if TYPE_CHECKING:
+    from zeroscrolls.sweep import SweepEstimate, SweepResult
 
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 ESTIMATE_COLUMNS = ("model", "budget", "requests", "cached", "shared", "to send", "tokens", "min $", "max $")
@@ -121,6 +105,12 @@ def sweep(
 
     Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
     """
+    from zeroscrolls.bootstrap import Bootstrap  # the sweep's machinery (pandas, numpy): only when it runs
+    from zeroscrolls.cache import open_cache
+    from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.runner import RunConfig
+    from zeroscrolls.sweep import SweepConfig, estimate_sweep, parse_budgets, run_sweep, sweep_plans
+
     options = provider_options(locals())
     models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
     if not models:
@@ -161,6 +151,12 @@ def sweep(
             if no_wait:
                 return
         result = run_sweep(config, generation_cache, err)
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted: every answer received is in the cache and the run folders; to resume: {resume_command(ctx)}",
+            markup=False,
+        )
+        raise typer.Exit(130) from None
     finally:
         if generation_cache is not None:
             generation_cache.close()
@@ -206,6 +202,8 @@ def _grid_table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
 
 
 def _print_sweep(result: SweepResult, err: Console) -> None:
+    from zeroscrolls.sweep import point_overview, score_grid, score_notes
+
     out = Console()
     out.print(_grid_table("Scores by token budget", *score_grid(result.frame, intervals=False, short=True)))
     out.print(_grid_table("Truncation and cost", *point_overview(result)))
@@ -247,6 +245,11 @@ def compare(
 
     Example: zeroscrolls compare results/naive_1024_validation results/naive_4096_validation --paper
     """
+    from zeroscrolls import compare as comparison  # pandas, numpy: only when comparing
+    from zeroscrolls.bootstrap import Bootstrap
+    from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
+    from zeroscrolls.report import markdown_table
+
     if resamples < 1:
         raise UsageError(f"--resamples must be at least 1, got {resamples}")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
