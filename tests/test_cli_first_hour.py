@@ -126,3 +126,10 @@ def test_cache_merge_of_a_file_that_is_no_cache_names_that_file(tmp_path: Path) 
     assert result.exit_code == 2
     message = " ".join(result.stderr.split())
     assert f"{other} is not a zeroscrolls generation cache" in message and "--cache" not in message
+
+
+def test_sweep_tables_fit_80_columns_with_a_legend_of_task_names(tmp_path: Path) -> None:
+    out = narrow("sweep", "--model", "naive", "--max-tokens", "2048,4096", "--data", "sample",
+                 "--tasks", "qasper,quality", "--output", str(tmp_path))  # fmt: skip
+    legend = " ".join(out.split())
+    assert "Qspr qasper" in legend and "QALT quality" in legend

@@ -202,10 +202,14 @@ def _grid_table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
 
 
 def _print_sweep(result: SweepResult, err: Console) -> None:
+    from zeroscrolls.compare import SHORT_NAMES
     from zeroscrolls.sweep import point_overview, score_grid, score_notes
 
     out = Console()
-    out.print(_grid_table("Scores by token budget", *score_grid(result.frame, intervals=False, short=True)))
+    headers, rows = score_grid(result.frame, intervals=False, short=True)
+    out.print(_grid_table("Scores by token budget", headers, rows))
+    legend = [f"{short} {task}" for task, short in SHORT_NAMES.items() if short in headers]
+    out.print(f"({', '.join(legend)})", highlight=False)  # the paper's short names keep the table within 80 columns
     out.print(_grid_table("Truncation and cost", *point_overview(result)))
     for note in score_notes(result.frame):
         err.print(f"note: {note}")
