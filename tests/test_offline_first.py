@@ -51,3 +51,15 @@ def test_unreachable_hub_fails_at_once_in_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and "Retrying" not in out.stderr, out.stderr
     assert endpoint in lines[0] and "connection refused" in lines[0]
     assert "--data sample" in lines[0] and "--data DIR" in lines[0]
+
+
+def test_a_hub_model_without_network_is_not_blamed_on_its_name(tmp_path: Path) -> None:
+    endpoint = f"http://127.0.0.1:{closed_port()}"
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": endpoint}
+    cmd = [sys.executable, "-m", "zeroscrolls.cli", "run", "--provider", "hf", "--model", "google/flan-t5-small",
+           "--data", "sample", "--output", str(tmp_path / "results")]  # fmt: skip
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2
+    message = " ".join(out.stderr.split())
+    assert "the Hugging Face Hub cannot be reached" in message and endpoint in message
+    assert "pass a Hub model id" not in message and "Retrying" not in out.stderr and "Traceback" not in out.stderr

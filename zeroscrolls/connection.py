@@ -4,6 +4,7 @@ which both stop at once on a host that cannot be connected to instead of retryin
 from __future__ import annotations
 
 import errno
+import os
 import socket
 from urllib.parse import urlsplit
 
@@ -35,3 +36,21 @@ def unreachable(url: str, timeout: float = 5.0) -> str | None:
         return f"no answer in {timeout:g} s"
     except OSError as exc:
         return connect_failure(exc) or exc.strerror or type(exc).__name__
+
+
+def hub_unreachable(repo_id: str, filename: str, **where: str | None) -> str | None:
+    """Why `filename` of `repo_id` cannot come from the Hugging Face Hub now, or None when it may: it is in the
+    cache, HF_HUB_OFFLINE is set (huggingface_hub then fails at once by itself), requests go through a proxy (which a
+    direct connection cannot stand in for), or a connection to HF_ENDPOINT opens. Checked before a download that
+    huggingface_hub would retry for about half a minute; `where` takes `repo_type` and `revision`."""
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if constants.HF_HUB_OFFLINE or any(os.environ.get(v) for v in PROXY_VARIABLES):
+        return None
+    if isinstance(try_to_load_from_cache(repo_id, filename, **where), str):
+        return None
+    reason = unreachable(constants.ENDPOINT)
+    return None if reason is None else f"{constants.ENDPOINT}: {reason}"
+
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")

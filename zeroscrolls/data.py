@@ -8,7 +8,6 @@ come from the index fields, or are derived from the text by the rule of spec §2
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import zipfile
 from collections.abc import Iterator, Mapping
@@ -17,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from zeroscrolls.connection import connect_failure, unreachable
+from zeroscrolls.connection import connect_failure, hub_unreachable
 from zeroscrolls.errors import UsageError
 from zeroscrolls.tasks import TASKS
 
@@ -126,14 +125,11 @@ def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool =
 
     A file not in the cache is fetched only after one connection to the Hub opens: huggingface_hub retries an
     unreachable host for about half a minute, logging every attempt, before it gives up."""
-    from huggingface_hub import constants, hf_hub_download, try_to_load_from_cache
+    from huggingface_hub import constants, hf_hub_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
-    cached = try_to_load_from_cache(HUB_REPO, f"{task}.zip", revision=revision, repo_type="dataset")
-    if not (local_only or constants.HF_HUB_OFFLINE or isinstance(cached, str) or _behind_proxy()):
-        reason = unreachable(constants.ENDPOINT)
-        if reason is not None:
-            raise UsageError(_hub_failure(task, f"{constants.ENDPOINT}: {reason}"))
+    if not local_only and (why := hub_unreachable(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision)):
+        raise UsageError(_hub_failure(task, why))
     try:
         zip_path = Path(
             hf_hub_download(
@@ -160,11 +156,6 @@ def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool =
         shutil.rmtree(target, ignore_errors=True)
         tmp.replace(target)
     return target
-
-
-def _behind_proxy() -> bool:
-    """Whether requests go through a proxy, which a direct connection cannot stand in for."""
-    return any(os.environ.get(name) for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY"))
 
 
 def _hub_failure(task: str, why: str) -> str:

@@ -26,6 +26,7 @@ import tiktoken
 import tiktoken.load
 import tiktoken.model
 
+from zeroscrolls.connection import connect_failure, hub_unreachable
 from zeroscrolls.errors import UsageError
 
 if TYPE_CHECKING:
@@ -277,17 +278,26 @@ def load_hf_tokenizer(name: str) -> HFTokenizer:
         from transformers import AutoTokenizer
     except ImportError:
         raise UsageError(f"the tokenizer hf:{name} needs transformers: pip install 'zeroscrolls[local]'") from None
+    no_network = (
+        "the Hugging Face Hub cannot be reached ({}) and its cache does not hold it: download it where there is "
+        "network, then set HF_HUB_OFFLINE=1 or pass the folder as hf:DIR"
+    )
+    if not Path(name).is_dir() and (why := hub_unreachable(name, "tokenizer_config.json")):
+        raise UsageError(f"cannot load the Hugging Face tokenizer {name!r}: {no_network.format(why)}")
     try:
         tokenizer = AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as exc:
         from huggingface_hub import constants
 
-        how = (
-            "HF_HUB_OFFLINE is set, so only the Hugging Face cache (HF_HOME) is searched: download it first "
-            f"(`hf download {name}`) or pass a local folder as hf:DIR"
-            if constants.HF_HUB_OFFLINE
-            else "check the name; on a machine without internet set HF_HUB_OFFLINE=1 and pass a local folder as hf:DIR"
-        )
+        if constants.HF_HUB_OFFLINE:
+            how = (
+                "HF_HUB_OFFLINE is set, so only the Hugging Face cache (HF_HOME) is searched: download it first "
+                f"(`hf download {name}`) or pass a local folder as hf:DIR"
+            )
+        elif why := connect_failure(exc):
+            how = no_network.format(why)
+        else:
+            how = "check the name; on a machine without internet set HF_HUB_OFFLINE=1 and pass a local folder as hf:DIR"
         raise UsageError(f"cannot load the Hugging Face tokenizer {name!r} ({type(exc).__name__}); {how}") from None
     return HFTokenizer(name, tokenizer)
 

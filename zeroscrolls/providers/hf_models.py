@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from zeroscrolls.connection import connect_failure, hub_unreachable
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.base import Provider, Request
@@ -68,17 +69,26 @@ def read_model_config(model: str) -> ModelConfig:
 def _hub_file(model: str, filename: str) -> Path:
     from huggingface_hub import hf_hub_download
     from huggingface_hub.constants import is_offline_mode
-    from huggingface_hub.errors import EntryNotFoundError
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
 
+    no_network = (
+        "the Hugging Face Hub cannot be reached ({}) and its cache does not hold it: download it where there is "
+        "network, then set HF_HUB_OFFLINE=1 or pass the folder as --model DIR"
+    )
+    if why := hub_unreachable(model, filename):
+        raise UsageError(f"cannot read {filename} of the model {model!r}: {no_network.format(why)}")
     try:
         return Path(hf_hub_download(model, filename))
     except (OSError, ValueError, EntryNotFoundError) as exc:
-        how = (
-            f"HF_HUB_OFFLINE is set, so only the Hugging Face cache is searched: download it first (`hf download "
-            f"{model}`) or pass a local folder as --model DIR"
-            if is_offline_mode()
-            else "pass a Hub model id or a local folder written by save_pretrained"
-        )
+        if is_offline_mode():
+            how = (
+                f"HF_HUB_OFFLINE is set, so only the Hugging Face cache is searched: download it first (`hf download "
+                f"{model}`) or pass a local folder as --model DIR"
+            )
+        elif isinstance(exc, LocalEntryNotFoundError) or connect_failure(exc):
+            how = no_network.format(connect_failure(exc) or "no connection")
+        else:
+            how = "pass a Hub model id or a local folder written by save_pretrained"
         raise UsageError(f"cannot read {filename} of the model {model!r} ({type(exc).__name__}); {how}") from None
 
 
