@@ -7,7 +7,7 @@ import asyncio
 import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -15,19 +15,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from zeroscrolls.batchstore import BatchStore
-from zeroscrolls.cache import GenerationCache, default_cache_path
 from zeroscrolls.errors import UsageError
-from zeroscrolls.providers.base import FatalProviderError, resolve_provider
-from zeroscrolls.providers.batch import (
-    BATCH_PRICE_FACTOR,
-    BatchAPIError,
-    BatchProvider,
-    BatchSettings,
-    SubmitSummary,
-    batched,
-)
-from zeroscrolls.runner import Plan
+
+if TYPE_CHECKING:  # the batch machinery is imported by the commands that use it, not when the CLI starts
+    from zeroscrolls.batchstore import BatchStore
+    from zeroscrolls.cache import GenerationCache
+    from zeroscrolls.providers.batch import BatchSettings
+    from zeroscrolls.runner import Plan
 
 batches_app = typer.Typer(help="Provider batches of `--batch` runs: list them, cancel one.", no_args_is_help=True)
 
@@ -41,6 +35,9 @@ def batch_settings(
     batch: bool, no_wait: bool, poll_seconds: float, cache: Path | None, no_cache: bool, console: Console
 ) -> BatchSettings | None:
     """The `--batch` settings of a command (None without `--batch`); contradictory flags are a `UsageError`."""
+    from zeroscrolls.cache import default_cache_path
+    from zeroscrolls.providers.batch import BatchSettings
+
     if no_wait and not batch:
         raise UsageError("--no-wait submits provider batches and exits: add --batch")
     if not batch:
@@ -58,6 +55,9 @@ def submit_without_waiting(
 ) -> None:
     """Submit what the cache and the live batches lack for every plan and say so: with `collect` (`--no-wait`),
     the command that collects the results; without, that the command now waits for them."""
+    from zeroscrolls.providers.base import FatalProviderError
+    from zeroscrolls.providers.batch import BatchAPIError, BatchProvider, SubmitSummary
+
     total = SubmitSummary()
     for plan in plans:
         requests = plan.requests()
@@ -87,6 +87,7 @@ def submit_without_waiting(
 
 def standard_price_note(lows: Sequence[float | None], highs: Sequence[float | None]) -> str:
     """The dry run's line saying its prices are batch prices, and what the same requests cost without --batch."""
+    from zeroscrolls.providers.batch import BATCH_PRICE_FACTOR
 
     def money(values: Sequence[float | None]) -> str:
         if any(v is None for v in values):
@@ -105,6 +106,9 @@ def without_no_wait(command: str) -> str:
 
 
 def _store(path: Path | None) -> BatchStore:
+    from zeroscrolls.batchstore import BatchStore
+    from zeroscrolls.cache import default_cache_path
+
     target = path or default_cache_path()
     if not target.is_file():
         raise UsageError(f"no generation cache at {target}; `--batch` runs create it, or pass --cache PATH")
@@ -155,6 +159,9 @@ def cancel(
 
     Example: zeroscrolls batches cancel batch_abc123
     """
+    from zeroscrolls.providers.base import FatalProviderError, resolve_provider
+    from zeroscrolls.providers.batch import BatchAPIError, BatchSettings, batched
+
     with _store(cache) as store:
         record = store.find(batch_id)
         if record is None:

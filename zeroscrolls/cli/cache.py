@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import jsonlines
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -65,6 +64,8 @@ def export(
 
     Example: zeroscrolls cache export --model gpt-4 -o gpt-4.jsonl
     """
+    import jsonlines
+
     with _open(cache) as db:
         rows = db.rows(model)
         first = next(rows, None)

@@ -12,7 +12,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from zeroscrolls.models import REGISTRY
 from zeroscrolls.tasks import TASKS
 
 WideOption = Annotated[bool, typer.Option("--wide", help="Every column (needs a terminal of about 160 columns).")]
@@ -47,6 +46,8 @@ def models(wide: WideOption = False) -> None:
 
     Example: zeroscrolls models
     """
+    from zeroscrolls.models import REGISTRY  # prompt styles, yaml and pydantic: not for every command's start-up
+
     dates = sorted({p.prices_date for p in REGISTRY.values() if p.prices_date})
     title = f"Model registry (USD per million input/output/cached input tokens, {', '.join(dates)})"
     columns = ["model", "provider", "max tokens", "window", "prices"]
