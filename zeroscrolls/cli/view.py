@@ -10,10 +10,6 @@ from rich.console import Console
 
 from zeroscrolls.cli.options import PromptsOption
 from zeroscrolls.data import DataSource
-from zeroscrolls.runfolder import write_text
-from zeroscrolls.templates import load_templates
-from zeroscrolls.view.collect import collect
-from zeroscrolls.view.page import render_page
 
 PAGE_NAME = "view.html"
 
@@ -34,6 +30,11 @@ def view(
 
     Example: zeroscrolls view results/gpt-4_8192_validation --output run.html
     """
+    from zeroscrolls.runfolder import write_text  # scoring, pandas, matplotlib: imported when a page is made
+    from zeroscrolls.templates import load_templates
+    from zeroscrolls.view.collect import collect
+    from zeroscrolls.view.page import render_page
+
     page = collect(path, load_templates(prompts), DataSource.parse(data) if data else None)
     target = output or path / PAGE_NAME
     write_text(target, render_page(page))
