@@ -133,3 +133,15 @@ def test_sweep_tables_fit_80_columns_with_a_legend_of_task_names(tmp_path: Path)
                  "--tasks", "qasper,quality", "--output", str(tmp_path))  # fmt: skip
     legend = " ".join(out.split())
     assert "Qspr qasper" in legend and "QALT quality" in legend
+
+
+def test_score_and_compare_tables_fit_80_columns(tmp_path: Path) -> None:
+    runs = []
+    for budget in ("2048", "4096"):
+        args = ("--max-tokens", budget, "--tasks", "summ_screen_fd,narrative_qa", "--output", str(tmp_path))
+        assert zs("run", "--model", "naive", "--data", "sample", *args).exit_code == 0
+        runs.append(str(tmp_path / f"naive_{budget}_validation"))
+    scored = narrow("score", runs[0])
+    compared = narrow("compare", *runs)
+    assert "summ_screen_fd" in scored and "narrative_qa" in scored
+    assert {"naive_2048_validation", "naive_4096_validation", "summ_screen_fd"} <= set(compared.split())

@@ -176,10 +176,11 @@ FORMAT_NOTE = (
 
 def format_table(analyses: Sequence[FormatAnalysis], labels: Sequence[str] = ()) -> Table:
     """A rich table of `format_row`s; with `labels` (run names, one per analysis) a leading "run" column."""
-    table = Table(title="Format analysis", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table = Table(title="Format analysis", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     table.caption, table.caption_justify = FORMAT_NOTE, "left"
     for header in ("run", *FORMAT_HEADERS) if labels else FORMAT_HEADERS:
-        table.add_column(header, justify="left" if header in ("run", "task") else "right")
+        name = header in ("run", "task")  # names stay whole at 80 columns; the headers of numbers wrap instead
+        table.add_column(header, justify="left" if name else "right", no_wrap=name)
     for i, analysis in enumerate(analyses):
         table.add_row(*([labels[i]] if labels else []), *format_row(analysis))
     return table

@@ -273,7 +273,11 @@ def compare(
         out = Console()
         for table in comparison.rich_tables(result, boot):
             out.print(table)
-        out.print(format_table(analyses, labels))
+        for i, run in enumerate(runs):  # one table per run: a run column would squeeze the others below 80 columns
+            table = format_table(list(run.formats.values()))
+            table.title = f"Format analysis: {run.label}"
+            table.caption = table.caption if i == len(runs) - 1 else None
+            out.print(table)
         for note in result.notes:
             err.print(f"note: {note}")
     elif output_format is Format.md:
