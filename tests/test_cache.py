@@ -3,6 +3,7 @@ and the `zeroscrolls cache` commands."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import sqlite3
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from zeroscrolls.cache import LOOKUP_CHUNK, MIGRATIONS, GenerationCache, default_cache_path
+from zeroscrolls.cache import LOOKUP_CHUNK, MIGRATIONS, USAGE_QUERY, GenerationCache, default_cache_path
 from zeroscrolls.cli.main import app
 from zeroscrolls.errors import UsageError
 from zeroscrolls.providers.base import Generation, Request
@@ -168,3 +169,90 @@ def test_cache_merge_command(tmp_path: Path) -> None:
     assert "added 4 row(s)" in result.stderr
     with GenerationCache(tmp_path / "main.sqlite") as cache:
         assert len(cache) == 4
+
+
+def old_schema_file(path: Path, rows: list[tuple[Request, Generation]]) -> None:
+    """A cache file as the first schema wrote it: token ids as a JSON list inside `request`."""
+    db = sqlite3.connect(path)
+    MIGRATIONS[0](db)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    db.execute("INSERT INTO _migrations VALUES (?, ?)", (MIGRATIONS[0].__name__, "2025-01-01T00:00:00+00:00"))
+    for request, g in rows:
+        db.execute(
+            "INSERT INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (g.request_key, request.provider, request.model, request.task, request.example_id,
+             json.dumps(request.to_json()), g.text, g.finish_reason, g.input_tokens, g.output_tokens, g.latency_s,
+             g.cost_usd, json.dumps(dict(g.info)), "2025-01-01T00:00:00+00:00"),
+        )  # fmt: skip
+    db.commit()
+    db.close()
+
+
+def seq2seq_request(i: int, tokens: int) -> Request:
+    ids = tuple((i * 7919 + k * 104729) % 250_000 for k in range(tokens))
+    return Request(provider="hf", model="t5", max_new_tokens=8, prompt=f"p{i}", prompt_token_ids=ids, example_id=str(i))
+
+
+def test_token_ids_are_stored_as_4_bytes_each_and_old_rows_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    old_request = seq2seq_request(1, 300)
+    old_schema_file(path, [(old_request, make_generation(old_request))])
+    new_request = seq2seq_request(2, 50_000)
+    with GenerationCache(path) as cache:
+        cache.put(new_request, make_generation(new_request))
+        rows = {row["request"]["example_id"]: row for row in cache.rows()}
+        assert set(cache.get_many([old_request.key(), new_request.key()])) == {old_request.key(), new_request.key()}
+    assert rows["1"]["request"] == old_request.to_json()  # the old JSON list, read as before
+    assert rows["2"]["request"] == new_request.to_json()  # the BLOB, put back into the request
+    assert set(rows["2"]) == set(rows["1"]) and "stored_bytes" not in rows["2"]
+    db = sqlite3.connect(path)
+    stored, blob = db.execute("SELECT request, prompt_token_ids FROM generations WHERE example_id = '2'").fetchone()
+    assert json.loads(stored)["prompt_token_ids"] is None and len(blob) == 4 * 50_000
+    assert len(stored) < 1000  # not a JSON list of 50,000 numbers
+
+
+def test_cache_stats_reads_a_covering_index_with_the_stored_sizes(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    old_request = seq2seq_request(1, 300)
+    old_schema_file(path, [(old_request, make_generation(old_request))])
+    fill(path, 0, 3, model="model-a")
+    with GenerationCache(path) as cache:
+        plan = " ".join(row[3] for row in cache._db.execute(f"EXPLAIN QUERY PLAN {USAGE_QUERY}"))
+        usage = {u.model: u for u in cache.usage()}
+        (request_json,) = cache._db.execute("SELECT request FROM generations WHERE model = 't5'").fetchone()
+    assert plan == "SCAN generations USING COVERING INDEX generations_usage"  # no row read, no sort
+    assert usage["t5"].rows == 1 and usage["t5"].text_bytes == len(request_json) + len(
+        f"answer to {old_request.prompt}"
+    )
+    assert usage["model-a"].rows == 3 and usage["model-a"].text_bytes > 0
+
+
+def test_merge_reads_the_other_file_read_only_whatever_its_schema(tmp_path: Path) -> None:
+    shard = tmp_path / "shard.sqlite"
+    old_request = seq2seq_request(1, 300)
+    old_schema_file(shard, [(old_request, make_generation(old_request))])
+    before = hashlib.sha256(shard.read_bytes()).hexdigest()
+    shard.chmod(0o444)
+    with GenerationCache(tmp_path / "main.sqlite") as cache:
+        assert cache.merge(shard) == 1
+        (row,) = list(cache.rows())
+        assert row["request"] == old_request.to_json()
+        assert cache.usage()[0].text_bytes > 0
+    assert hashlib.sha256(shard.read_bytes()).hexdigest() == before
+    migrated = sqlite3.connect(f"{shard.as_uri()}?mode=ro", uri=True)
+    assert [r[0] for r in migrated.execute("SELECT name FROM _migrations")] == [MIGRATIONS[0].__name__]
+
+    new_shard = tmp_path / "new.sqlite"
+    fill(new_shard, 0, 2)
+    with GenerationCache(new_shard) as other:
+        other.token_counts().put_counts("claude", {"ab" * 32: 17})
+    with GenerationCache(tmp_path / "main.sqlite") as cache:
+        assert cache.merge(new_shard) == 2
+        assert cache.token_counts().get_counts("claude", ["ab" * 32, "cd" * 32]) == {"ab" * 32: 17}
+    not_a_cache = tmp_path / "other.sqlite"
+    sqlite3.connect(not_a_cache).execute("CREATE TABLE t (x)").connection.commit()
+    with (
+        GenerationCache(tmp_path / "main.sqlite") as cache,
+        pytest.raises(UsageError, match="is not a zeroscrolls generation cache"),
+    ):
+        cache.merge(not_a_cache)

@@ -1,7 +1,11 @@
 """The generation cache: one SQLite file (WAL), one committed row per successful generation, keyed by `Request.key()`.
 
 It is the only state that costs money, so resuming a run is rerunning it. Rows hold the request as JSON (never
-credentials), the generated text, usage, cost and a timestamp. Failed generations are never stored. Several
+credentials), the generated text, usage, cost and a timestamp. Exact prompt token ids (seq2seq encoder input) are a
+BLOB of little-endian uint32 beside the JSON, 4 bytes a token instead of a JSON list (rows written before hold the
+list in the JSON and read the same). Failed generations are never stored. Token counts of count-only tokenizers
+(Anthropic) live in a table of their own, keyed by model and the text's sha256. `cache stats` reads a covering
+index only, and `merge` reads the other file read-only. Several
 processes may share one file: writes are single short transactions, `INSERT OR IGNORE` keeps the first row of a
 key, and a busy timeout waits out the other writers. Schema changes are an ordered list of migration functions,
 each applied once and recorded in `_migrations`.
@@ -17,10 +21,11 @@ import json
 import os
 import socket
 import sqlite3
+import struct
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -53,7 +58,16 @@ GENERATION_COLUMNS = (
     "cost_usd",
     "info",
     "created_at",
+    "prompt_token_ids",
+    "stored_bytes",
 )
+EXPORTED_COLUMNS = GENERATION_COLUMNS[:-2]
+"""What `rows` and `cache export` give: the token ids are put back into the request, the byte count stays inside."""
+USAGE_QUERY = (
+    "SELECT provider, model, COUNT(*), COALESCE(SUM(stored_bytes), 0), COALESCE(SUM(cost_usd), 0), MIN(created_at), "
+    "MAX(created_at) FROM generations GROUP BY provider, model ORDER BY provider, model"
+)
+"""`cache stats`, answered from the covering index `generations_usage` without reading a single row."""
 
 
 def default_cache_path() -> Path:
@@ -61,6 +75,10 @@ def default_cache_path() -> Path:
     env = os.environ.get(ENV_VAR)
     return Path(env).expanduser() if env else Path.home() / ".cache" / "zeroscrolls" / "generations.sqlite"
 
+
+_TEXT_BYTES = "LENGTH(CAST(request AS BLOB)) + LENGTH(CAST(text AS BLOB))"
+_STORED_BYTES = f"{_TEXT_BYTES} + COALESCE(LENGTH(prompt_token_ids), 0)"
+"""SQL for a row's stored bytes (request, text and token ids)."""
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
@@ -121,6 +139,23 @@ def m002_claims(db: sqlite3.Connection) -> None:
         )"""
     )
     db.execute("CREATE INDEX claims_by_owner ON claims (owner)")
+
+
+@migration
+def m003_compact_token_ids(db: sqlite3.Connection) -> None:
+    """Token ids as a BLOB; each row's stored bytes counted once, so `cache stats` reads an index, not the rows."""
+    db.execute("ALTER TABLE generations ADD COLUMN prompt_token_ids BLOB")
+    db.execute("ALTER TABLE generations ADD COLUMN stored_bytes INTEGER")
+    db.execute(f"UPDATE generations SET stored_bytes = {_STORED_BYTES}")
+    db.execute("CREATE INDEX generations_usage ON generations (provider, model, created_at, cost_usd, stored_bytes)")
+
+
+@migration
+def m004_token_counts(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE token_counts (model TEXT NOT NULL, text_sha256 TEXT NOT NULL, tokens INTEGER NOT NULL, "
+        "PRIMARY KEY (model, text_sha256)) WITHOUT ROWID"
+    )
 
 
 @contextmanager
@@ -297,15 +332,20 @@ class GenerationCache:
         """Commit one successful generation (the first row of a key wins); failures are refused."""
         if not generation.ok:
             raise ValueError("failed generations are never cached")
+        stored = request.to_json() | {"prompt_token_ids": None}
+        request_json = json.dumps(stored, ensure_ascii=False)
+        ids = pack_token_ids(request.prompt_token_ids) if request.prompt_token_ids is not None else None
+        stored_bytes = len(request_json.encode()) + len(generation.text.encode()) + len(ids or b"")
         self._db.execute(
-            f"INSERT OR IGNORE INTO generations VALUES ({', '.join('?' * len(GENERATION_COLUMNS))})",
+            f"INSERT OR IGNORE INTO generations ({', '.join(GENERATION_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(GENERATION_COLUMNS))})",
             (
                 generation.request_key,
                 request.provider,
                 request.model,
                 request.task,
                 request.example_id,
-                json.dumps(request.to_json(), ensure_ascii=False),
+                request_json,
                 generation.text,
                 generation.finish_reason,
                 generation.input_tokens,
@@ -314,6 +354,8 @@ class GenerationCache:
                 generation.cost_usd,
                 json.dumps(dict(generation.info), ensure_ascii=False, default=str),
                 _now(),
+                ids,
+                stored_bytes,
             ),
         )
 
@@ -337,26 +379,23 @@ class GenerationCache:
 
     def usage(self) -> list[ModelUsage]:
         """Rows, stored bytes, cost and date range per provider/model."""
-        rows = self._db.execute(
-            "SELECT provider, model, COUNT(*), SUM(LENGTH(CAST(request AS BLOB)) + LENGTH(CAST(text AS BLOB))), "
-            "COALESCE(SUM(cost_usd), 0), MIN(created_at), MAX(created_at) "
-            "FROM generations GROUP BY provider, model ORDER BY provider, model"
-        )
-        return [ModelUsage(*row) for row in rows]
+        return [ModelUsage(*row) for row in self._db.execute(USAGE_QUERY)]
 
     def file_bytes(self) -> int:
         """Size on disk, write-ahead log included."""
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
 
     def rows(self, model: str | None = None) -> Iterator[dict[str, Any]]:
-        """Every row as a JSON-ready dict (request and info parsed), optionally of one model only."""
+        """Every row as a JSON-ready dict (request, with its token ids, and info parsed), optionally of one model."""
         where, params = ("WHERE model = ?", (model,)) if model else ("", ())
         cursor = self._db.execute(
-            f"SELECT {', '.join(GENERATION_COLUMNS)} FROM generations {where} ORDER BY rowid", params
+            f"SELECT {', '.join(EXPORTED_COLUMNS)}, prompt_token_ids FROM generations {where} ORDER BY rowid", params
         )
-        for values in cursor:
-            row = dict(zip(GENERATION_COLUMNS, values, strict=True))
+        for *values, ids in cursor:
+            row = dict(zip(EXPORTED_COLUMNS, values, strict=True))
             row["request"] = json.loads(row["request"])
+            if ids is not None:
+                row["request"]["prompt_token_ids"] = unpack_token_ids(ids)
             row["info"] = json.loads(row["info"])
             yield row
 
@@ -368,25 +407,23 @@ class GenerationCache:
         return deleted
 
     def merge(self, other: Path) -> int:
-        """Copy the rows of another cache file that this one lacks; returns how many were added."""
+        """Copy the rows (and token counts) of another cache file that this one lacks; returns how many rows were
+        added. The other file is opened read-only and never changed, whatever its schema version."""
         if not other.is_file():
             raise UsageError(f"cache merge: no such file {other}")
         if other.resolve() == self.path.resolve():
             raise UsageError(f"cache merge: {other} is this cache itself")
-        try:
-            GenerationCache(other).close()  # brings an older file up to the current schema
-        except UsageError:
-            raise UsageError(
-                f"cache merge: {other} is not a zeroscrolls generation cache; pass the .sqlite file another machine's "
-                "runs wrote (its ZEROSCROLLS_CACHE, by default ~/.cache/zeroscrolls/generations.sqlite)"
-            ) from None
-        columns = ", ".join(GENERATION_COLUMNS)
         before = len(self)
-        self._db.execute("ATTACH DATABASE ? AS other", (str(other),))
         try:
-            self._db.execute(f"INSERT OR IGNORE INTO generations ({columns}) SELECT {columns} FROM other.generations")
+            source = sqlite3.connect(f"{other.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        except sqlite3.Error as exc:
+            raise UsageError(f"cache merge: cannot open {other} read-only ({exc})") from None
+        try:
+            self._copy_from(source, other)
+        except sqlite3.DatabaseError:
+            raise UsageError(_not_a_cache(other)) from None
         finally:
-            self._db.execute("DETACH DATABASE other")
+            source.close()
         return len(self) - before
 
     # --- claims --------------------------------------------------------------------------------------------------
@@ -450,6 +487,95 @@ class GenerationCache:
                 f"DELETE FROM claims WHERE owner = ? AND key IN ({', '.join('?' * len(chunk))})",
                 [claimant.owner, *chunk],
             )
+
+    def _copy_from(self, source: sqlite3.Connection, other: Path) -> None:
+        tables = {row[0] for row in source.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "generations" not in tables:
+            raise UsageError(_not_a_cache(other))
+        there = {row[1] for row in source.execute("PRAGMA table_info(generations)")}
+        missing = {  # columns of a file from before they existed
+            "prompt_token_ids": "NULL",
+            "stored_bytes": _STORED_BYTES if "prompt_token_ids" in there else _TEXT_BYTES,
+        }
+        select = ", ".join(c if c in there else missing[c] for c in GENERATION_COLUMNS)
+        insert = (
+            f"INSERT OR IGNORE INTO generations ({', '.join(GENERATION_COLUMNS)}) "
+            f"VALUES ({', '.join('?' * len(GENERATION_COLUMNS))})"
+        )
+        self._copy_rows(source.execute(f"SELECT {select} FROM generations ORDER BY rowid"), insert)
+        if "token_counts" in tables:
+            counts = source.execute("SELECT model, text_sha256, tokens FROM token_counts")
+            self._copy_rows(counts, "INSERT OR IGNORE INTO token_counts VALUES (?, ?, ?)")
+
+    def _copy_rows(self, cursor: sqlite3.Cursor, insert: str) -> None:
+        """Insert what `cursor` yields, a chunk per transaction."""
+        while rows := cursor.fetchmany(LOOKUP_CHUNK):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(insert, rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def token_counts(self) -> TokenCounts:
+        """The token counts kept in this file, for count-only tokenizers (threads may share it)."""
+        return TokenCounts(self.path)
+
+
+class TokenCounts:
+    """The `token_counts` table of a cache file on a connection of its own, which any thread may use (one at a
+    time): examples are counted concurrently while a run is planned."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._lock = threading.Lock()
+
+    def get_counts(self, model: str, digests: Iterable[str]) -> dict[str, int]:
+        """Stored token counts of `model` for the texts with these sha256 digests."""
+        wanted = list(dict.fromkeys(digests))
+        found: dict[str, int] = {}
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[start : start + LOOKUP_CHUNK]
+            rows = self._execute(
+                f"SELECT text_sha256, tokens FROM token_counts WHERE model = ? AND text_sha256 IN "
+                f"({', '.join('?' * len(chunk))})",
+                [model, *chunk],
+            )
+            found.update(rows)
+        return found
+
+    def put_counts(self, model: str, counts: Mapping[str, int]) -> None:
+        """Store token counts of `model` by text sha256 (never the texts)."""
+        if counts:
+            self._executemany(
+                "INSERT OR IGNORE INTO token_counts VALUES (?, ?, ?)", [(model, d, n) for d, n in counts.items()]
+            )
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._lock:
+            self._db.executemany(sql, rows)
+
+
+def _not_a_cache(other: Path) -> str:
+    return (
+        f"cache merge: {other} is not a zeroscrolls generation cache; pass the .sqlite file another machine's runs "
+        "wrote (its ZEROSCROLLS_CACHE, by default ~/.cache/zeroscrolls/generations.sqlite)"
+    )
+
+
+def pack_token_ids(ids: Sequence[int]) -> bytes:
+    """Token ids as little-endian uint32, 4 bytes each."""
+    return struct.pack(f"<{len(ids)}I", *ids)
+
+
+def unpack_token_ids(blob: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(blob) // 4}I", blob))
 
 
 def integrity_problems(path: Path) -> list[str]:
