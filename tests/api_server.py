@@ -106,6 +106,8 @@ class ApiServer:
     models: frozenset[str] | None = None
     """Model ids the server knows; any other is a 404 not_found_error (None: every model)."""
     count_tokens: Callable[[str], int] = field(default_factory=lambda: WhitespaceTokenizer().count)
+    count_latency: float = 0.0
+    """Seconds each count-tokens request takes."""
     answer: Callable[[dict[str, Any]], str] = default_answer
     received: list[Received] = field(default_factory=list)
     url: str = ""
@@ -121,6 +123,10 @@ class ApiServer:
         self._in_flight = 0
         self.max_in_flight = 0
         """Most generations the server was working on at once."""
+        self._count_faults: deque[Fault] = deque()
+        self._counting = 0
+        self.max_counting = 0
+        """Most count-tokens requests the server was working on at once."""
         self.limit(tpm=GENEROUS_TPM, rpm=GENEROUS_RPM)  # like the real APIs, every answer carries limit headers
 
     # --- scripting, from the test's thread ---------------------------------------------------------------------
@@ -136,6 +142,11 @@ class ApiServer:
         """Answer the next generation requests with these faults, in order."""
         with self._lock:
             self._faults.extend(faults)
+
+    def fail_next_counts(self, *faults: Fault) -> None:
+        """Answer the next count-tokens requests with these faults, in order."""
+        with self._lock:
+            self._count_faults.extend(faults)
 
     def calls(self, path: str | None = None, status: int | None = None) -> list[Received]:
         with self._lock:
@@ -164,12 +175,11 @@ class ApiServer:
         anthropic = path.startswith("/v1/messages")
         if self.models is not None and body.get("model") not in self.models:
             return self._error(path, body, Fault(404, message=f"model: {body.get('model')}"), anthropic)
-        if path == "/v1/messages/count_tokens":
-            self._record(path, body, 200, headers)
-            return web.json_response({"input_tokens": self.prompt_tokens(body)})
         api_key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.key is not None and transport is not None and api_key != self.key:
             return self._error(path, body, Fault(401, message=f"Incorrect API key provided: {api_key}."), anthropic)
+        if path == "/v1/messages/count_tokens":
+            return await self._count(path, body, headers)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
         if fault is not None and fault.status == 0 and transport is not None:
@@ -324,6 +334,22 @@ class ApiServer:
             payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
         return web.json_response(payload, status=fault.status, headers=headers)
 
+    async def _count(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> web.Response:
+        with self._lock:
+            fault = self._count_faults.popleft() if self._count_faults else None
+        if fault is not None:
+            return self._error(path, body, fault, True)
+        self._record(path, body, 200, headers)
+        with self._lock:
+            self._counting += 1
+            self.max_counting = max(self.max_counting, self._counting)
+        try:
+            await asyncio.sleep(self.count_latency)
+        finally:
+            with self._lock:
+                self._counting -= 1
+        return web.json_response({"input_tokens": self.prompt_tokens(body)})
+
     def _record(self, path: str, body: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> None:
         with self._lock:
             self.received.append(Received(path, body, time.monotonic(), status, headers or {}))
@@ -379,11 +405,16 @@ def _limit_headers(kind: str, bucket: _Bucket, anthropic: bool) -> dict[str, str
 
 
 def plan_requests(
-    provider: Provider, profile: ModelProfile, task: str, data: str = "sample", split: str = "validation"
+    provider: Provider,
+    profile: ModelProfile,
+    task: str,
+    data: str = "sample",
+    split: str = "validation",
+    truncator: Truncator | None = None,
 ) -> list[Request]:
     """The requests a run sends for `task`: packaged templates, official truncation, the provider's decoding."""
     templates = load_templates()
-    truncator = Truncator(provider.tokenizer(profile))
+    truncator = truncator or Truncator(provider.tokenizer(profile))
     return [
         make_request(example, fit_example(example, templates[task], profile, truncator), profile, provider)
         for example in load_examples(task, split, DataSource.parse(data), templates)

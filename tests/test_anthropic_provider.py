@@ -3,15 +3,21 @@ real SDK: claude-tags prompts, prefill and stop sequence, retries, credentials, 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import GENEROUS_RPM, ApiServer, Fault, collect, plan_requests
+from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
+from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY
 from zeroscrolls.providers.anthropic import AnthropicProvider
 from zeroscrolls.providers.base import FatalProviderError, Request
+from zeroscrolls.runner import keep_counts
 from zeroscrolls.tasks import get_task
+from zeroscrolls.truncation import Truncator
 
 KEY = "sk-ant-test-9a8b7c6d-unique-anthropic-key"
 MODEL = "claude-haiku-4-5"
@@ -26,9 +32,13 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     return api_server
 
 
-def planned(provider: AnthropicProvider, tasks: tuple[str, ...], max_tokens: int = 8000) -> list[Request]:
+def planned(
+    provider: AnthropicProvider, tasks: tuple[str, ...], max_tokens: int = 8000, cache: GenerationCache | None = None
+) -> list[Request]:
     profile = provider.profile(MODEL, max_tokens)
-    return [r for task in tasks for r in plan_requests(provider, profile, task)]
+    truncator = Truncator(provider.tokenizer(profile))
+    keep_counts(truncator, cache)
+    return [r for task in tasks for r in plan_requests(provider, profile, task, truncator=truncator)]
 
 
 def messages_calls(server: ApiServer) -> list[dict]:
@@ -75,23 +85,24 @@ async def test_prediction_is_the_text_before_the_closing_tag(server: ApiServer) 
         assert g.cost_usd == pytest.approx((g.input_tokens * profile.input_price + g.output_tokens * 5.0) / 1e6)
 
 
-async def test_token_counts_are_cached_on_disk(server: ApiServer) -> None:
-    provider = AnthropicProvider()
-    planned(provider, ("qasper",), max_tokens=2000)  # cut: counting searches the longest head that fits
-    counted = len(server.calls("/v1/messages/count_tokens"))
-    assert counted > 2
-    again = planned(AnthropicProvider(), ("qasper",), max_tokens=2000)
-    assert len(server.calls("/v1/messages/count_tokens")) == counted  # every count came from the disk cache
+async def test_token_counts_are_kept_in_the_generation_cache(server: ApiServer, tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        planned(AnthropicProvider(), ("qasper",), max_tokens=2000, cache=cache)  # cut: counting searches the head
+        counted = len(server.calls("/v1/messages/count_tokens"))
+        assert counted > 2
+        again = planned(AnthropicProvider(), ("qasper",), max_tokens=2000, cache=cache)
+    assert len(server.calls("/v1/messages/count_tokens")) == counted  # every count came from the cache
     assert all(r.prompt_tokens is not None and r.prompt_tokens <= 2000 - 128 for r in again)
 
 
-def test_offline_planning_works_for_texts_counted_before(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_offline_planning_works_for_texts_counted_before(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    with ApiServer().running() as online:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", online.url)
-        first = planned(AnthropicProvider(), ("quality",), max_tokens=1500)
-    # the server is gone: the same prompts are planned from the count cache alone
-    assert planned(AnthropicProvider(), ("quality",), max_tokens=1500) == first
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        with ApiServer().running() as online:
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", online.url)
+            first = planned(AnthropicProvider(), ("quality",), max_tokens=1500, cache=cache)
+        # the server is gone: the same prompts are planned from the counts in the cache alone
+        assert planned(AnthropicProvider(), ("quality",), max_tokens=1500, cache=cache) == first
 
 
 async def test_overloaded_and_rate_limited_answers_are_retried(server: ApiServer) -> None:
@@ -106,11 +117,17 @@ async def test_overloaded_and_rate_limited_answers_are_retried(server: ApiServer
 
 
 async def test_refused_key_stops_the_run_without_leaking_it(server: ApiServer) -> None:
-    server.key = "sk-ant-the-right-one"
     provider = AnthropicProvider()
+    requests = planned(provider, QA_TASKS)
+    server.key = "sk-ant-the-right-one"  # the key is revoked between planning and sending
     with pytest.raises(FatalProviderError, match="ANTHROPIC_API_KEY") as caught:
-        await collect(provider, planned(provider, QA_TASKS))
+        await collect(provider, requests)
     assert KEY not in str(caught.value)
+    assert len(server.calls("/v1/messages")) == 1
+
+    with pytest.raises(UsageError, match="refused the key in ANTHROPIC_API_KEY") as refused:
+        planned(AnthropicProvider(), QA_TASKS, max_tokens=1500)  # counting for truncation meets the same refusal
+    assert KEY not in str(refused.value)
     assert len(server.calls("/v1/messages")) == 1
 
 

@@ -17,6 +17,7 @@ import tiktoken
 
 from tests.api_server import ApiServer
 from tests.tiny_models import build_tiny_t5_tokenizer
+from zeroscrolls.cache import GenerationCache
 from zeroscrolls.errors import UsageError
 from zeroscrolls.tokenizers import (
     OFFLINE_ENCODINGS,
@@ -209,48 +210,61 @@ def count_server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiS
     return api_server
 
 
-def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: ApiServer) -> None:
+def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: ApiServer, tmp_path: Path) -> None:
     counter = load_tokenizer("anthropic:claude-sonnet-4-0")
     assert isinstance(counter, AnthropicTokenCounter)
     assert not isinstance(counter, Tokenizer)
-    assert counter.count("one two three") == 9
-    (first,) = count_server.received
-    assert (first.path, first.body) == (
-        "/v1/messages/count_tokens",
-        {"model": "claude-sonnet-4-0", "messages": [{"role": "user", "content": "one two three"}]},
-    )
-    assert "sk-ant-test-secret" in first.headers.get("x-api-key", "") + first.headers.get("authorization", "")
-    assert counter.count("one two three") == 9
-    assert load_tokenizer("anthropic:claude-sonnet-4-0").count("one two three") == 9  # a new process would too
-    assert len(count_server.received) == 1
-    assert counter.count("one two three four") == 10
-    assert load_tokenizer("anthropic:claude-3-5-haiku-latest").count("one two three") == 9  # counts are per model
-    assert len(count_server.received) == 3
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        counter.store = cache.token_counts()
+        assert counter.count("one two three") == 9
+        (first,) = count_server.received
+        assert (first.path, first.body) == (
+            "/v1/messages/count_tokens",
+            {"model": "claude-sonnet-4-0", "messages": [{"role": "user", "content": "one two three"}]},
+        )
+        assert "sk-ant-test-secret" in first.headers.get("x-api-key", "") + first.headers.get("authorization", "")
+        assert counter.count("one two three") == 9
+        again = load_tokenizer("anthropic:claude-sonnet-4-0")  # a new process with the same cache would too
+        again.store = cache.token_counts()
+        assert again.count("one two three") == 9
+        assert len(count_server.received) == 1
+        assert counter.count("one two three four") == 10
+        haiku = load_tokenizer("anthropic:claude-3-5-haiku-latest")
+        haiku.store = cache.token_counts()
+        assert haiku.count("one two three") == 9  # counts are per model
+        assert len(count_server.received) == 3
 
 
-def test_anthropic_count_cache_lives_next_to_the_generation_cache_and_holds_no_secret(
-    count_server: ApiServer,
+def test_anthropic_counts_live_in_the_generation_cache_and_hold_no_secret(
+    count_server: ApiServer, tmp_path: Path
 ) -> None:
-    counter = AnthropicTokenCounter("claude-sonnet-4-0")
-    assert counter.cache_path == Path(os.environ["ZEROSCROLLS_CACHE"]).parent / "anthropic_token_counts.sqlite"
-    counter.count("a secret document")
-    assert b"sk-ant-test-secret" not in counter.cache_path.read_bytes()
-    assert b"secret document" not in counter.cache_path.read_bytes()
-    with sqlite3.connect(counter.cache_path) as db:
+    path = tmp_path / "c.sqlite"
+    with GenerationCache(path) as cache:
+        counter = load_tokenizer("anthropic:claude-sonnet-4-0")
+        counter.store = cache.token_counts()
+        counter.count("a secret document")
+    assert b"sk-ant-test-secret" not in path.read_bytes() + Path(f"{path}-wal").read_bytes()
+    assert b"secret document" not in path.read_bytes() + Path(f"{path}-wal").read_bytes()
+    with sqlite3.connect(path) as db:
         rows = db.execute("SELECT model, text_sha256, tokens FROM token_counts").fetchall()
     assert rows == [("claude-sonnet-4-0", hashlib.sha256(b"a secret document").hexdigest(), 9)]
+    assert not list(Path(os.environ["ZEROSCROLLS_CACHE"]).parent.glob("anthropic_token_counts*"))
 
 
 def test_anthropic_cached_counts_work_without_key_or_network(
-    count_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+    count_server: ApiServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    assert load_tokenizer("anthropic:claude-sonnet-4-0").count("seen before") == 8
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-    counter = load_tokenizer("anthropic:claude-sonnet-4-0")
-    assert counter.count("seen before") == 8
-    with pytest.raises(UsageError, match="ANTHROPIC_API_KEY.*count-tokens endpoint.*cached in"):
-        counter.count("never seen")
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        first = load_tokenizer("anthropic:claude-sonnet-4-0")
+        first.store = cache.token_counts()
+        assert first.count("seen before") == 8
+        monkeypatch.delenv("ANTHROPIC_API_KEY")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        counter = load_tokenizer("anthropic:claude-sonnet-4-0")
+        counter.store = cache.token_counts()
+        assert counter.count("seen before") == 8
+        with pytest.raises(UsageError, match="ANTHROPIC_API_KEY.*count-tokens endpoint.*generation cache"):
+            counter.count("never seen")
     assert len(count_server.received) == 1
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ from zeroscrolls.scoring import BenchmarkResult, score_benchmark
 from zeroscrolls.storage import cannot_write
 from zeroscrolls.tasks import TASKS
 from zeroscrolls.templates import Template, load_templates
+from zeroscrolls.tokenizers import AnthropicTokenCounter
 from zeroscrolls.truncation import TruncationRecord, Truncator
 
 NOT_SENT = "not sent: the run stopped before this request"
@@ -123,8 +125,15 @@ class Plan:
         return self.provider.cost(self.profile, request.prompt_tokens or 0, self.provider.completion_budget(request))
 
 
-def plan_run(config: RunConfig, truncator: Truncator | None = None, *, to_send: bool = False) -> Plan:
-    """Resolve the model, load the examples and build every request; calls no provider.
+def plan_run(
+    config: RunConfig,
+    truncator: Truncator | None = None,
+    cache: GenerationCache | None = None,
+    *,
+    to_send: bool = False,
+) -> Plan:
+    """Resolve the model, load the examples and build every request; generates nothing (count-only tokenizers
+    call their count endpoint, keeping the counts in `cache`).
 
     `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings. With
     `to_send` (not a dry run), a provider that cannot send (no API key) fails here, before any data is loaded.
@@ -146,11 +155,30 @@ def plan_run(config: RunConfig, truncator: Truncator | None = None, *, to_send: 
     layouts = load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks, skipped = _select_tasks(config)
     truncator = truncator or Truncator(provider.tokenizer(profile))
-    examples = {}
-    for task in tasks:
-        loaded = load_examples(task, config.split, config.data, layouts)[: config.limit]
-        examples[task] = [_plan_example(ex, templates[task], profile, provider, truncator) for ex in loaded]
+    keep_counts(truncator, cache)
+    loaded = {task: load_examples(task, config.split, config.data, layouts)[: config.limit] for task in tasks}
+    pairs = [(ex, templates[task]) for task in tasks for ex in loaded[task]]
+    planned = iter(_plan_all(pairs, profile, provider, truncator))
+    examples = {task: [next(planned) for _ in loaded[task]] for task in tasks}
     return Plan(config, provider, profile, templates, examples, tuple(skipped))
+
+
+def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
+    """Let a count-only tokenizer keep its counts in the run's cache (none with --no-cache)."""
+    tokenizer = truncator.tokenizer
+    if cache is not None and isinstance(tokenizer, AnthropicTokenCounter) and tokenizer.store is None:
+        tokenizer.store = cache.token_counts()
+
+
+def _plan_all(
+    pairs: Sequence[tuple[Example, Template]], profile: ModelProfile, provider: Provider, truncator: Truncator
+) -> list[PlannedExample]:
+    """Plan every example in order; a count-only tokenizer (each count a request) counts several at once."""
+    tokenizer = truncator.tokenizer
+    if not isinstance(tokenizer, AnthropicTokenCounter):
+        return [_plan_example(ex, template, profile, provider, truncator) for ex, template in pairs]
+    with ThreadPoolExecutor(tokenizer.concurrency, thread_name_prefix="count-tokens") as pool:
+        return list(pool.map(lambda pair: _plan_example(*pair, profile, provider, truncator), pairs))
 
 
 def _check_config(config: RunConfig) -> None:

@@ -27,7 +27,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.planning import resolve_model
 from zeroscrolls.providers.base import Request, option_flag
 from zeroscrolls.report import markdown_table
-from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, plan_run
+from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
 from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
 from zeroscrolls.tasks import TASKS
 from zeroscrolls.templates import load_templates
@@ -95,9 +95,10 @@ def parse_budgets(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(budgets)))
 
 
-def truncators(config: SweepConfig) -> dict[str, Truncator]:
+def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dict[str, Truncator]:
     """Model -> its truncator, one per tokenizer (models with the same tokenizer share it), sized to keep every
-    budget-independent encoding from one budget to the next. Refuses the sweep (UsageError) if any point is
+    budget-independent encoding from one budget to the next; count-only tokenizers keep their counts in `cache`.
+    Refuses the sweep (UsageError) if any point is
     invalid, naming every refused point, before anything is planned or sent."""
     refused, resolved = [], {}
     options = config.run.all_provider_options()
@@ -122,6 +123,7 @@ def truncators(config: SweepConfig) -> dict[str, Truncator]:
         if profile.tokenizer not in by_spec:
             size = ENCODINGS_PER_EXAMPLE * examples * specs.count(profile.tokenizer) + 64
             by_spec[profile.tokenizer] = Truncator(provider.tokenizer(profile), cache_size=size)
+            keep_counts(by_spec[profile.tokenizer], cache)
     return {model: by_spec[profile.tokenizer] for model, (_, profile) in resolved.items()}
 
 
@@ -161,7 +163,7 @@ class SweepEstimate:
 
 def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepEstimate:
     """Plan every point and price it with the runner's estimate; sends nothing."""
-    shared_truncators = truncators(config)
+    shared_truncators = truncators(config, cache)
     points, seen = [], set()
     total_low: float | None = 0.0
     total_high: float | None = 0.0
@@ -244,7 +246,7 @@ class SweepResult:
 
 def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Console) -> SweepResult:
     """Run every point (checked first), then write sweep.csv, the plots and report.md."""
-    shared_truncators = truncators(config)
+    shared_truncators = truncators(config, cache)
     rows: list[dict[str, Any]] = []
     points: list[PointSummary] = []
     for model in config.models:

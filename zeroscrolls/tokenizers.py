@@ -1,9 +1,9 @@
 """Tokenizers used for truncation: the model's own, behind two small protocols.
 
 `Tokenizer` encodes and decodes token ids (tiktoken, Hugging Face); `TokenCounter` only counts (Anthropic's
-count-tokens endpoint), which truncation handles by searching the longest document head that fits.
-`load_tokenizer(spec)` reads a profile's spec; transformers and the Anthropic SDK are imported only when a spec
-needs them, so the core package never imports torch.
+count-tokens endpoint, through the anthropic provider's client), which truncation handles by searching the longest
+document head that fits. `load_tokenizer(spec)` reads a profile's spec; transformers and the Anthropic SDK are
+imported only when a spec needs them, so the core package never imports torch.
 """
 
 from __future__ import annotations
@@ -12,15 +12,14 @@ import base64
 import functools
 import gzip
 import hashlib
-import os
 import re
-import sqlite3
-from collections.abc import Sequence
-from contextlib import closing
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import tiktoken
 import tiktoken.load
@@ -305,75 +304,66 @@ def load_hf_tokenizer(name: str) -> HFTokenizer:
 # --- Anthropic (count-only) ---------------------------------------------------------------------------------------
 
 
-def default_cache_dir() -> Path:
-    """The folder of the generation cache (ZEROSCROLLS_CACHE's folder, else ~/.cache/zeroscrolls)."""
-    generations = os.environ.get("ZEROSCROLLS_CACHE")
-    return Path(generations).expanduser().parent if generations else Path.home() / ".cache" / "zeroscrolls"
+class CountStore(Protocol):
+    """Where token counts outlive the process: the `token_counts` table of the run's generation cache."""
+
+    def get_counts(self, model: str, digests: Sequence[str]) -> dict[str, int]: ...
+
+    def put_counts(self, model: str, counts: dict[str, int]) -> None: ...
 
 
 class AnthropicTokenCounter:
-    """Counts through the Anthropic SDK's count-tokens endpoint (`messages.count_tokens`, one user message).
+    """Counts with a count function the Anthropic provider gives (the count-tokens endpoint through its client,
+    base URL, key and retry policy): Anthropic publishes no tokenizer for its current models.
 
-    Anthropic publishes no tokenizer for its current models, so counting needs the endpoint; every count is kept in
-    a small SQLite file keyed by model and the text's sha256, so a text counted once is never sent again and
-    truncation works offline for prompts already seen. Only counts are stored, never texts or keys.
-    """
+    Every count is remembered by model and the text's sha256, in memory and, once `store` is set, in the run's
+    generation cache, so a text counted once is never sent again and truncation works offline for prompts already
+    seen. Only counts are stored, never texts or keys. Threads may share it: examples are counted concurrently
+    (`concurrency` at a time)."""
 
     eos_token_id = None
 
-    def __init__(self, model: str, cache_path: Path | None = None) -> None:
+    def __init__(self, model: str, count_remote: Callable[[str], int], concurrency: int = 1) -> None:
         self.model = model
         self.name = f"anthropic:{model}"
-        self.cache_path = cache_path or default_cache_dir() / "anthropic_token_counts.sqlite"
-        self._client: Any = None
+        self.concurrency = concurrency
+        self.store: CountStore | None = None
+        self._count_remote = count_remote
+        self._known: dict[str, int] = {}
+        self._pending: dict[str, Future[int]] = {}
+        """Texts another thread is counting now (one request per text, however many threads need it)."""
+        self._lock = threading.Lock()
 
     def count(self, text: str) -> int:
+        """The text's count: remembered, stored, being counted by another thread (waited for), or counted now."""
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        with closing(self._connect()) as db:
-            row = db.execute(
-                "SELECT tokens FROM token_counts WHERE model = ? AND text_sha256 = ?", (self.model, digest)
-            ).fetchone()
-        if row is not None:
-            return int(row[0])
-        tokens = self._count_remote(text)
-        with closing(self._connect()) as db, db:
-            db.execute("INSERT OR REPLACE INTO token_counts VALUES (?, ?, ?)", (self.model, digest, tokens))
-        return tokens
-
-    def _connect(self) -> sqlite3.Connection:
-        self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.cache_path, timeout=30)
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS token_counts "
-            "(model TEXT, text_sha256 TEXT, tokens INTEGER, PRIMARY KEY (model, text_sha256))"
-        )
-        return db
-
-    def _count_remote(self, text: str) -> int:
-        import anthropic
-
-        offline_note = (
-            f"Anthropic truncation counts tokens with the count-tokens endpoint; only texts counted before "
-            f"(cached in {self.cache_path}) work without it"
-        )
-        if self._client is None:
-            client = anthropic.Anthropic()
-            if client.api_key is None and client.auth_token is None and client.credentials is None:
-                raise UsageError(f"no ANTHROPIC_API_KEY in the environment; set it. {offline_note}")
-            self._client = client
+        with self._lock:
+            if digest not in self._known and self.store is not None:
+                self._known.update(self.store.get_counts(self.model, [digest]))
+            known = self._known.get(digest)
+            pending = self._pending.get(digest)
+            counting = known is None and pending is None
+            if counting:
+                pending = self._pending[digest] = Future()
+        if known is not None:
+            return known
+        assert pending is not None
+        if not counting:
+            return pending.result()
         try:
-            result = self._client.messages.count_tokens(model=self.model, messages=[{"role": "user", "content": text}])
-        except anthropic.NotFoundError:
-            raise UsageError(
-                f"Anthropic's count-tokens endpoint does not know the model {self.model!r}. {offline_note}"
-            ) from None
-        except anthropic.APIStatusError as exc:
-            raise UsageError(
-                f"Anthropic's count-tokens endpoint answered HTTP {exc.status_code}. {offline_note}"
-            ) from None
-        except anthropic.APIConnectionError:
-            raise UsageError(f"cannot reach Anthropic's count-tokens endpoint. {offline_note}") from None
-        return int(result.input_tokens)
+            tokens = self._count_remote(text)
+        except BaseException as exc:
+            with self._lock:
+                del self._pending[digest]
+            pending.set_exception(exc)
+            raise
+        with self._lock:
+            self._known[digest] = tokens
+            del self._pending[digest]
+            if self.store is not None:
+                self.store.put_counts(self.model, {digest: tokens})
+        pending.set_result(tokens)
+        return tokens
 
 
 def load_tokenizer(spec: str) -> TokenCounter:
@@ -387,7 +377,9 @@ def load_tokenizer(spec: str) -> TokenCounter:
     if kind == "hf" and arg:
         return load_hf_tokenizer(arg)
     if kind == "anthropic" and arg:
-        return AnthropicTokenCounter(arg)
+        from zeroscrolls.providers.anthropic import AnthropicProvider  # the provider's client counts
+
+        return AnthropicProvider().token_counter(arg)
     raise UsageError(
         f"unknown tokenizer {spec!r}; use whitespace, tiktoken:<encoding or OpenAI model>, hf:<Hub id or folder> "
         "or anthropic:<model>"

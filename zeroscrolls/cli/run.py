@@ -126,14 +126,14 @@ def run(
         command=("zeroscrolls", *sys.argv[1:]),
         batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
     )
-    plan = plan_run(config, to_send=not dry_run)
-    if plan.skipped_tasks:
-        err.print(
-            f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running the "
-            f"{len(plan.examples)} other task(s)"
-        )
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
+        plan = plan_run(config, cache=generation_cache, to_send=not dry_run)
+        if plan.skipped_tasks:
+            err.print(
+                f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running "
+                f"the {len(plan.examples)} other task(s)"
+            )
         if dry_run:
             estimates = estimate(plan, generation_cache)
             Console().print(estimate_table(plan, estimates))

@@ -3,17 +3,24 @@
 The user message asks for the answer inside XML tags, an assistant prefill opens the tag ("Answer: <answer>"),
 and the closing tag is the stop sequence, so the text the model writes is the answer (the runner still cuts at
 the closing tag, the post-processing the official submission rules require). Truncation counts tokens with the
-count-tokens endpoint (`anthropic:<model>` tokenizer), cached on disk.
+count-tokens endpoint (`anthropic:<model>` tokenizer) through this provider's endpoint, key and retry policy; the
+counts are kept in the run's generation cache.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
 
 import anthropic
 from anthropic.types import Message
 
+from zeroscrolls.errors import UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.anthropic_batch import AnthropicBatchAPI
 from zeroscrolls.providers.api import APIProvider, Reply
@@ -21,11 +28,30 @@ from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
 from zeroscrolls.ratelimit import ServerLimits, header_number
 from zeroscrolls.templates import PromptStyle
+from zeroscrolls.tokenizers import AnthropicTokenCounter, TokenCounter
 
 _TOKEN_HEADERS = {
     field: (f"anthropic-ratelimit-input-tokens-{field}", f"anthropic-ratelimit-tokens-{field}")
     for field in ("limit", "remaining")
 }
+T = TypeVar("T")
+COUNT_CONCURRENCY = 8
+"""Examples counted at once while truncating (each count is one request to the count-tokens endpoint)."""
+OFFLINE_NOTE = (
+    "truncation for Anthropic models counts tokens with the count-tokens endpoint; only texts counted before (kept "
+    "in the generation cache) work without it"
+)
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
+    """`coroutine`'s result from synchronous code: on this thread, or on a helper thread when this one is already
+    running an event loop (planning from inside async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1) as helper:
+        return helper.submit(asyncio.run, coroutine).result()
 
 
 class AnthropicProvider(APIProvider):
@@ -33,6 +59,12 @@ class AnthropicProvider(APIProvider):
 
     name = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._count_client: anthropic.Anthropic | None = None
+        self._count_lock = threading.Lock()
+
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
 
@@ -53,6 +85,48 @@ class AnthropicProvider(APIProvider):
             "decoding: the Anthropic Messages API (version 2026-10-21) accepts no temperature or top_k, so "
             f"{profile.name} decodes with its defaults; the paper's Claude runs used top_k=1 (greedy)"
         ]
+
+    def tokenizer(self, profile: ModelProfile) -> TokenCounter:
+        kind, _, model = profile.tokenizer.partition(":")
+        return self.token_counter(model) if kind == "anthropic" else super().tokenizer(profile)
+
+    def token_counter(self, model: str) -> AnthropicTokenCounter:
+        """A counter of `model`'s prompt tokens through this provider's count-tokens calls."""
+        concurrency = min(self.concurrency, COUNT_CONCURRENCY)
+        return AnthropicTokenCounter(model, partial(self.count_tokens, model), concurrency)
+
+    def count_tokens(self, model: str, text: str) -> int:
+        """Prompt tokens of `text` as one user message, from the count-tokens endpoint with this provider's base
+        URL, key and retry policy (a 429 waits and retries as a generation would). Safe to call from threads."""
+        key = os.environ.get(self.key_env)
+        if not key:
+            raise UsageError(
+                f"no {self.key_env} in the environment: set it (export {self.key_env}=...). {OFFLINE_NOTE}"
+            )
+        self._secret = key
+        with self._count_lock:
+            if self._count_client is None:
+                self._count_client = anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0)
+            client = self._count_client
+
+        async def attempt() -> int:
+            result = client.messages.count_tokens(model=model, messages=[{"role": "user", "content": text}])
+            return int(result.input_tokens)
+
+        try:
+            tokens, _ = run_to_end(self.retry.call(attempt, self._verdict, f"counting tokens for {model}"))
+        except Exception as exc:
+            verdict = self._verdict(exc)
+            if verdict is None:
+                raise
+            if verdict.status == 404:
+                raise UsageError(
+                    f"Anthropic's count-tokens endpoint does not know the model {model!r}. {OFFLINE_NOTE}"
+                ) from None
+            if verdict.action is Action.STOP:
+                raise UsageError(f"{self._fatal_message(verdict.status, verdict.message)}. {OFFLINE_NOTE}") from None
+            raise UsageError(f"Anthropic's count-tokens endpoint failed ({verdict.message}); {OFFLINE_NOTE}") from None
+        return tokens
 
     def reserved_tokens(self, request: Request) -> int:
         """Anthropic's token limit that binds a long-context run counts input tokens only."""
