@@ -30,9 +30,10 @@ def test_lines_come_at_most_every_interval_with_counts_cost_and_eta() -> None:
             clock.now = 2.0 * (step + 1)
             progress.update(task, advance=1, failed=step // 45, tokens=500 + 100 * step, cost=0.01 * step)
     lines = out.getvalue().splitlines()
-    assert lines[0] == "gpt-4_8192_validation: 11/100 done, 0 failed, 500 tokens, $0.0000, ETA 0:02:58"
+    assert lines[0] == "gpt-4_8192_validation: 10/100 done, 0 failed, 500 tokens, $0.0000"  # at once: cache hits
+    assert lines[1] == "gpt-4_8192_validation: 25/100 done, 0 failed, 1,900 tokens, $0.1400, ETA 0:02:30"
     done = [int(re.search(r": (\d+)/100", line).group(1)) for line in lines]  # type: ignore[union-attr]
-    assert done == [11, 26, 41, 56, 71, 86, 100]  # at 2 s (the first answer), then every 30 s, then the end
+    assert done == [10, 25, 40, 55, 70, 85, 100, 100]  # at the start, every 30 s, at 180 s, then the end
     assert lines[-1] == "gpt-4_8192_validation: 100/100 done, 1 failed, 9,400 tokens, $0.8900"
     pattern = r"gpt-4_8192_validation: \d+/100 done, \d failed, [\d,]+ tokens, \$[\d.]+(, ETA \d:\d\d:\d\d)?"
     assert all(re.fullmatch(pattern, line) for line in lines)

@@ -18,7 +18,7 @@ INTERVAL_S = 30.0
 
 class PlainProgress:
     """Prints `<name>: done/total, failed, tokens, cost, ETA` when the run starts, at most every `interval` seconds
-    while it goes on, and when it ends."""
+    while it goes on, and when it ends (cache hits count as done from the start)."""
 
     def __init__(
         self, console: Console, interval: float = INTERVAL_S, clock: Callable[[], float] = time.monotonic
@@ -38,6 +38,7 @@ class PlainProgress:
         self.description, self.total, self.completed = description, total, completed
         self.fields = dict(fields)
         self._started_at, self._started_with = self.clock(), completed
+        self._print(self._started_at)
         return 0
 
     def update(self, task_id: Any, advance: int = 0, **fields: Any) -> None:
