@@ -28,12 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.tiny_models lives in the checkout
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5  # noqa: E402
-from zeroscrolls.data import DataSource, load_examples  # noqa: E402
+from zeroscrolls.data import DataSource  # noqa: E402
 from zeroscrolls.errors import ExampleError, UsageError  # noqa: E402
 from zeroscrolls.planning import fit_example, make_request  # noqa: E402
 from zeroscrolls.providers.base import Generation, Provider, Request  # noqa: E402
 from zeroscrolls.providers.hf import HFProvider  # noqa: E402
 from zeroscrolls.providers.hf_models import HuggingFaceModels, read_model_config  # noqa: E402
+from zeroscrolls.suites.zeroscrolls.rows import load_examples  # noqa: E402
 from zeroscrolls.templates import load_templates  # noqa: E402
 from zeroscrolls.truncation import Truncator  # noqa: E402
 

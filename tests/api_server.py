@@ -24,10 +24,11 @@ from typing import Any
 from aiohttp import web
 
 from tests.batch_api import BatchDesk
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
 from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.templates import load_templates
 from zeroscrolls.tokenizers import WhitespaceTokenizer
 from zeroscrolls.truncation import Truncator

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from tests.tiny_models import LLAMA31_CHAT_TEMPLATE, build_tiny_chat_tokenizer
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.models import ModelProfile, get_model
 from zeroscrolls.planning import fit_example
 from zeroscrolls.providers.base import Request
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.tasks import get_task
 from zeroscrolls.templates import PromptStyle, build_prompt, load_templates
 from zeroscrolls.tokenizers import HFTokenizer, load_tokenizer

@@ -10,9 +10,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.models import get_model
 from zeroscrolls.planning import fit_example
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.templates import load_templates
 from zeroscrolls.tokenizers import load_tokenizer
 from zeroscrolls.truncation import Truncator

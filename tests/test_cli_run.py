@@ -15,7 +15,8 @@ from tests.providers_for_tests import read_calls
 from tests.synthetic import write_test_split
 from zeroscrolls.cache import GenerationCache, default_cache_path
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTED = "tests.providers_for_tests:ScriptedProvider"

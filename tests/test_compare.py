@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from importlib import resources
 from io import StringIO
 from pathlib import Path
 
@@ -15,7 +14,9 @@ from typer.testing import CliRunner
 
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
 from zeroscrolls.tasks import TASKS
 
 
@@ -107,7 +108,7 @@ def test_only_common_ids_are_compared_and_partial_task_sets_get_no_average(
 def test_differing_manifests_are_warned_about(synthetic_data: Path, tmp_path: Path) -> None:
     prompts = tmp_path / "prompts"
     prompts.mkdir()
-    packaged = (resources.files("zeroscrolls") / "prompts" / "quality.yaml").read_text("utf-8")
+    packaged = (PROMPTS / "quality.yaml").read_text("utf-8")
     (prompts / "quality.yaml").write_text(packaged.replace("Do not provide any explanation.", "Be brief."))
     base = naive_run(synthetic_data, tmp_path, "base", "--tasks", "quality")
     other = naive_run(Path("sample"), tmp_path, "other", "--tasks", "quality", "--prompts", str(prompts))

@@ -14,8 +14,9 @@ import pytest
 
 from tests.hub_server import COMMIT, serve_dataset
 from tests.synthetic import synthetic_rows
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,10 +15,11 @@ from typer.testing import CliRunner
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import UsageError
 from zeroscrolls.planning import fit_example, make_request, resolve_model
 from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.templates import PromptStyle, load_templates
 from zeroscrolls.truncation import Truncator
 

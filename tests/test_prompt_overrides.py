@@ -10,7 +10,9 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
 from zeroscrolls.templates import load_templates
 from zeroscrolls.tokenizers import load_tokenizer
 
@@ -20,7 +22,7 @@ INSTRUCTION = "Read the story and pick the right letter."
 
 @pytest.fixture
 def prompts(tmp_path: Path) -> Path:
-    packaged = (Path(__file__).parents[1] / "zeroscrolls" / "prompts" / "quality.yaml").read_text("utf-8")
+    packaged = (PROMPTS / "quality.yaml").read_text("utf-8")
     lines = {
         "instruction": INSTRUCTION,
         "context_header": "'Text:'",

@@ -11,7 +11,8 @@ from typer.testing import CliRunner, Result
 
 from tests.providers_for_tests import read_calls
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 FLAKY = "tests.providers_for_tests:FlakyProvider"
 RESUME = "to resume: "

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated, write_real_tasks
-from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import score
 from zeroscrolls.scoring import (
@@ -24,6 +24,7 @@ from zeroscrolls.scoring import (
     score_benchmark,
     score_task,
 )
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
 
 FORMAT_SHARE_OF_GOLDS = {task: 1.0 for task in REAL_TASKS}

@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import score_examples
 from zeroscrolls.plots import run_overview
 from zeroscrolls.runner import RunConfig, plan_run
 from zeroscrolls.scoring import load_predictions
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.sweep import CSV_COLUMNS, SweepConfig, parse_budgets, truncators
 from zeroscrolls.tasks import TASKS
 from zeroscrolls.tokenizers import WhitespaceTokenizer

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REAL_TASKS
-from zeroscrolls.data import DataSource, Example, derive_spans, load_examples
+from zeroscrolls.data import DataSource, Example, derive_spans
 from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
 from zeroscrolls.tasks import TASKS
 from zeroscrolls.templates import PromptStyle, build_prompt, load_templates, num_summaries
 
@@ -198,7 +200,7 @@ def test_book_sum_sort_instruction_and_n() -> None:
 
 
 def test_prompts_dir_overrides_one_task(tmp_path: Path) -> None:
-    packaged = (Path(__file__).parents[1] / "zeroscrolls" / "prompts" / "quality.yaml").read_text("utf-8")
+    packaged = (PROMPTS / "quality.yaml").read_text("utf-8")
     (tmp_path / "quality.yaml").write_text(packaged.replace("Story:", "Text:"), "utf-8")
     templates = load_templates(tmp_path)
     assert templates["quality"].context_header == "Text:"
@@ -216,7 +218,7 @@ def test_prompts_dir_overrides_one_task(tmp_path: Path) -> None:
     ],
 )
 def test_bad_templates_are_clear_errors(tmp_path: Path, content: str, message: str) -> None:
-    packaged = (Path(__file__).parents[1] / "zeroscrolls" / "prompts" / "qmsum.yaml").read_text("utf-8")
+    packaged = (PROMPTS / "qmsum.yaml").read_text("utf-8")
     text = packaged + "colour: blue\n" if content == "{EXTRA}" else content
     (tmp_path / "qmsum.yaml").write_text(text, "utf-8")
     with pytest.raises(UsageError, match=message) as info:

@@ -25,8 +25,9 @@ from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, write_real_tasks
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.formats import is_refusal
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.tokenizers import load_tokenizer
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")

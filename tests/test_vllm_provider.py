@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
@@ -27,6 +27,7 @@ from zeroscrolls.providers.vllm import (
     next_chunk_size,
     poisons_engine,
 )
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.templates import PromptStyle, load_templates
 from zeroscrolls.truncation import Truncator
 

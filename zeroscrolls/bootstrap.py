@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zeroscrolls.metrics import aggregate
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.metrics import Aggregator, aggregate
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 
 CHUNK_VALUES = 1 << 22
 """Most values (resamples x examples x sub-metrics) one chunk of resamples gathers: 32 MB of float64."""
@@ -48,24 +49,26 @@ class Interval:
 
 @dataclass(frozen=True)
 class Bootstrap:
-    """Settings of one bootstrap: number of resamples, seed and confidence level."""
+    """Settings of one bootstrap: number of resamples, seed, confidence level and the suite whose task scores
+    (its `aggregate_task`) are resampled."""
 
     resamples: int = 1000
     seed: int = 0
     level: float = 0.95
+    suite: Suite = ZEROSCROLLS
 
     def task_score(self, task: str, per_example: PerExample) -> Interval:
         """The task score's interval over all ids of `per_example`."""
         ids = list(per_example)
         (draws,) = self._draws(task, ids, per_example)
-        return self._interval(_score(task, per_example, ids), draws, len(ids))
+        return self._interval(self._score(task, per_example, ids), draws, len(ids))
 
     def average(self, per_task: Mapping[str, PerExample]) -> Interval:
         """The interval of the mean of the task scores, each task resampled on its own."""
         estimates, draws = [], []
         for task, per_example in per_task.items():
             ids = list(per_example)
-            estimates.append(_score(task, per_example, ids))
+            estimates.append(self._score(task, per_example, ids))
             draws.extend(self._draws(task, ids, per_example))
         n = sum(len(p) for p in per_task.values())
         return self._interval(float(np.mean(estimates)), np.mean(draws, axis=0), n)
@@ -73,7 +76,7 @@ class Bootstrap:
     def task_difference(self, task: str, a: PerExample, b: PerExample) -> Interval:
         """Paired difference `a - b` of the task score on the ids both scored (same resampled ids for both)."""
         ids = common_ids(a, b)
-        estimate = _score(task, a, ids) - _score(task, b, ids)
+        estimate = self._score(task, a, ids) - self._score(task, b, ids)
         draws_a, draws_b = self._draws(task, ids, a, b)
         return self._interval(estimate, draws_a - draws_b, len(ids))
 
@@ -82,7 +85,7 @@ class Bootstrap:
         estimates, draws, n = [], [], 0
         for task in a:
             ids = common_ids(a[task], b[task])
-            estimates.append(_score(task, a[task], ids) - _score(task, b[task], ids))
+            estimates.append(self._score(task, a[task], ids) - self._score(task, b[task], ids))
             draws_a, draws_b = self._draws(task, ids, a[task], b[task])
             draws.append(draws_a - draws_b)
             n += len(ids)
@@ -91,7 +94,10 @@ class Bootstrap:
     def _draws(self, task: str, ids: Sequence[str], *per_examples: PerExample) -> list[np.ndarray]:
         """The task score of every resample of `ids`, for each of `per_examples` on the same resampled ids."""
         tables = [_values(p, ids) for p in per_examples]
-        chunks = [[_resample(task, *table, idx) for table in tables] for idx in self._index_chunks(task, len(ids))]
+        score = self.suite.aggregate_task
+        chunks = [
+            [_resample(task, *table, idx, score) for table in tables] for idx in self._index_chunks(task, len(ids))
+        ]
         return [np.concatenate([chunk[k] for chunk in chunks]) for k in range(len(per_examples))]
 
     def _index_chunks(self, task: str, n: int) -> Iterator[np.ndarray]:
@@ -99,10 +105,13 @@ class Bootstrap:
         chunk, the whole matrix, when it is small)."""
         if n == 0:
             raise ValueError(f"{task}: no examples to resample")
-        rng = np.random.default_rng([self.seed, list(TASKS).index(task)])
+        rng = np.random.default_rng([self.seed, list(self.suite.tasks).index(task)])
         rows = max(1, CHUNK_VALUES // (n * METRICS_PER_EXAMPLE))
         for start in range(0, self.resamples, rows):
             yield rng.integers(0, n, size=(min(rows, self.resamples - start), n))
+
+    def _score(self, task: str, per_example: PerExample, ids: Sequence[str]) -> float:
+        return self.suite.aggregate_task(task, {i: per_example[i] for i in ids})["score"]
 
     def _interval(self, estimate: float, draws: np.ndarray, n: int) -> Interval:
         tail = 100 * (1 - self.level) / 2
@@ -121,15 +130,13 @@ def _values(per_example: PerExample, ids: Sequence[str]) -> tuple[list[str], np.
     return names, np.array([[per_example[i][name] for name in names] for i in ids], dtype=float)
 
 
-def _resample(task: str, names: list[str], values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+def _resample(
+    task: str, names: list[str], values: np.ndarray, idx: np.ndarray, score: Aggregator = aggregate
+) -> np.ndarray:
     means = values[idx].mean(axis=1)
-    return np.array([aggregate(task, {"resample": dict(zip(names, row, strict=True))})["score"] for row in means])
+    return np.array([score(task, {"resample": dict(zip(names, row, strict=True))})["score"] for row in means])
 
 
 def common_ids(a: Mapping[str, object], b: Mapping[str, object]) -> list[str]:
     """Ids present in both, in `a`'s order."""
     return [i for i in a if i in b]
-
-
-def _score(task: str, per_example: PerExample, ids: Sequence[str]) -> float:
-    return aggregate(task, {i: per_example[i] for i in ids})["score"]

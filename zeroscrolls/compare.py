@@ -18,12 +18,15 @@ from rich import box
 from rich.table import Table
 
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
-from zeroscrolls.data import DataSource, Example, load_examples, run_data_source
+from zeroscrolls.data import DataSource, Example, run_data_source
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import FormatAnalysis
 from zeroscrolls.report import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.scoring import PARTIAL_MARK, load_predictions, score_benchmark
-from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
+from zeroscrolls.tasks import SUBMISSION_ORDER
 
 AVERAGE = "average"
 PAPER_TABLE3: dict[str, tuple[str, tuple[float | None, ...], float | None]] = {
@@ -77,12 +80,19 @@ def _model_and_budget(run: Path) -> tuple[str, int]:
     return model["name"], model["max_tokens"]
 
 
-def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[RunScores]:
-    """Rescore each run from its predictions; references are loaded once per (source, split, task)."""
+def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suite = ZEROSCROLLS) -> list[RunScores]:
+    """Rescore each run from its predictions with the suite's metric; references are loaded once per (source,
+    split, task). Runs of another suite are refused: their scores do not compare."""
     references: dict[tuple[DataSource, str, str], list[Example]] = {}
     runs = []
     for path in paths:
         manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        run_suite = manifest.get("suite", DEFAULT_SUITE)
+        if run_suite != suite.name:
+            raise UsageError(
+                f"{path} is a run of the {run_suite} suite, not of {suite.name}: runs of different suites do not "
+                f"compare; compare runs of one suite, naming it with --suite {run_suite}"
+            )
         split = manifest["data"]["split"]
         if split == "test":
             raise UsageError(
@@ -90,14 +100,14 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None) -> list[Run
                 "submit test predictions with `zeroscrolls export`"
             )
         source = data or run_data_source(path, manifest)
-        predictions = load_predictions(path)
+        predictions = load_predictions(path, suite)
         examples = {}
         for task in predictions:
             key = (source, split, task)
             if key not in references:
-                references[key] = load_examples(task, split, source)
+                references[key] = suite.load_examples(task, split, source)
             examples[task] = references[key]
-        result = score_benchmark(predictions, examples)
+        result = score_benchmark(predictions, examples, suite=suite)
         per_example = {task: r.per_example for task, r in result.tasks.items()}
         expected = {task: r.num_expected for task, r in result.tasks.items()}
         formats = {task: r.formats for task, r in result.tasks.items() if r.formats is not None}
@@ -178,10 +188,14 @@ class Comparison:
 
 
 def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) -> Comparison:
-    """Intervals for every run on the ids all runs scored; for two runs, the paired difference (second - first)."""
+    """Intervals for every run on the ids all runs scored; for two runs, the paired difference (second - first).
+    Tasks, scores and the average are those of `boot.suite`; the paper's rows exist for ZeroSCROLLS only."""
+    suite = boot.suite
+    if paper and suite.name != ZEROSCROLLS.name:
+        raise UsageError(f"--paper adds the ZeroSCROLLS paper's Table 3, which has no {suite.title} rows; drop it")
     notes = []
-    tasks = [t for t in TASKS if all(t in r.per_example for r in runs)]
-    dropped = [t for t in TASKS if any(t in r.per_example for r in runs) and t not in tasks]
+    tasks = [t for t in suite.tasks if all(t in r.per_example for r in runs)]
+    dropped = [t for t in suite.tasks if any(t in r.per_example for r in runs) and t not in tasks]
     if dropped:
         notes.append(f"left out {', '.join(dropped)}: not scored by every run")
     common_ids = {t: [i for i in runs[0].per_example[t] if all(i in r.per_example[t] for r in runs)] for t in tasks}
@@ -207,11 +221,12 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
             f"intervals of {', '.join(thin)} rest on fewer than {MIN_INTERVAL_EXAMPLES} ids: too few for a "
             "bootstrap to be trusted"
         )
-    has_average = len(tasks) == len(TASKS) and not partial
-    if len(tasks) < len(TASKS):
-        notes.append(f"{len(tasks)} of {len(TASKS)} tasks: no ZeroSCROLLS average, which needs all ten")
+    count = len(suite.tasks)
+    has_average = len(tasks) == count and not partial
+    if len(tasks) < count:
+        notes.append(f"{len(tasks)} of {count} tasks: no {suite.title} average, which needs all {_number(count)}")
     elif partial:
-        notes.append("no ZeroSCROLLS average: it needs all ten tasks fully scored by every run")
+        notes.append(f"no {suite.title} average: it needs all {_number(count)} tasks fully scored by every run")
     rows = []
     for run, per_task in zip(runs, restricted, strict=True):
         cells: dict[str, Cell] = {t: boot.task_score(t, per_task[t]) for t in tasks}
@@ -235,6 +250,11 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
         has_average,
         tuple(notes),
     )
+
+
+def _number(count: int) -> str:
+    """A task count in a note: 'ten' (ZeroSCROLLS' notes have always said so), digits for other counts."""
+    return "ten" if count == 10 else str(count)
 
 
 def _only(per_example: PerExample, ids: Sequence[str]) -> dict[str, Mapping[str, float]]:

@@ -1,8 +1,7 @@
-"""Load ZeroSCROLLS rows into `Example`s: from a local folder, the Hugging Face Hub, or the bundled sample.
+"""Where rows come from (a local folder, the Hugging Face Hub, the bundled sample) and the `Example` they become.
 
-A data folder holds `<task>/<split>.jsonl` (the layout of the official zips, spec §2.4). Rows sharing an id are
-grouped into one example whose `outputs` keep every reference in file order (spec §2.1). Document and query spans
-come from the index fields, or are derived from the text by the rule of spec §2.2 when a row has none.
+A data folder holds `<task>/<split>.jsonl` (the layout of the official zips, spec §2.4); a suite's row reader
+(`suites/<name>/rows.py`) turns its rows into `Example`s, whose document and query spans follow spec §2.2.
 """
 
 from __future__ import annotations
@@ -10,8 +9,8 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,6 @@ from zeroscrolls.tasks import TASKS
 
 HUB_REPO = "tau/zero_scrolls"
 SPLITS = ("validation", "test")
-INDEX_FIELDS = ("document_start_index", "document_end_index", "query_start_index", "query_end_index")
 
 
 @dataclass(frozen=True)
@@ -97,11 +95,12 @@ class DataSource:
         path = root / task / f"{split}.jsonl"
         return path if path.is_file() else None
 
-    def available_tasks(self, split: str) -> list[str]:
-        """Tasks this source holds for `split` (the hub is assumed to hold all ten)."""
+    def available_tasks(self, split: str, tasks: Iterable[str] = TASKS) -> list[str]:
+        """Which of `tasks` (default: ZeroSCROLLS' ten) this source holds for `split`; the hub is assumed to
+        hold them all."""
         if self.kind == "hub":
-            return list(TASKS)
-        return [t for t in TASKS if self.task_file(t, split) is not None]
+            return list(tasks)
+        return [t for t in tasks if self.task_file(t, split) is not None]
 
 
 def run_data_source(run: Path, manifest: Mapping[str, Any]) -> DataSource:
@@ -191,23 +190,6 @@ def derive_spans(text: str, context_header: str, query_header: str | None, respo
     return document_start, query_start - 2, query_start, query_end
 
 
-def _check_spans(ex: Example, query_header: str | None, response_header: str) -> str | None:
-    """Why the spans disagree with the text, or None when they agree."""
-    n = len(ex.input)
-    if not 0 <= ex.document_start <= ex.document_end <= ex.query_start <= ex.query_end <= n:
-        return (
-            "document_start_index <= document_end_index <= query_start_index <= query_end_index <= len(input) "
-            f"does not hold ({ex.document_start}, {ex.document_end}, {ex.query_start}, {ex.query_end}, {n})"
-        )
-    head = query_header if query_header else response_header
-    if not ex.input.startswith(f"{head}\n", ex.query_start):
-        return f"query_start_index={ex.query_start} does not point at {head!r}"
-    expected_tail = f"\n\n{response_header}\n" if query_header else f"{response_header}\n"
-    if ex.input[ex.query_end :].rstrip("\n") != expected_tail.rstrip("\n"):
-        return f"query_end_index={ex.query_end} is not followed by the response header {response_header!r}"
-    return None
-
-
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     try:
         with path.open(encoding="utf-8") as fh:
@@ -223,54 +205,3 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                 yield lineno, row
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-
-
-def load_examples(task: str, split: str, source: DataSource, templates=None) -> list[Example]:
-    """All examples of one task and split, references grouped by id in file order (spec §2.1)."""
-    from zeroscrolls.templates import load_templates
-
-    template = (templates or load_templates())[task]
-    path = source.task_file(task, split)
-    if path is None:
-        raise UsageError(
-            f"{source.describe()} has no {task}/{split}.jsonl; tasks available there: "
-            f"{', '.join(source.available_tasks(split)) or 'none'}"
-        )
-    examples: dict[str, Example] = {}
-    refs: dict[str, list[str]] = {}
-    for lineno, row in _read_jsonl(path):
-        where = f"{path}:{lineno}"
-        for field in ("id", "input"):
-            if not isinstance(row.get(field), str):
-                raise UsageError(f"{where}: field {field!r} is missing or not a string")
-        output = row.get("output")
-        if output is not None and not isinstance(output, str):
-            raise UsageError(f"{where}: field 'output' must be a string or null")
-        ex_id = row["id"]
-        if ex_id in examples:
-            if output:
-                refs[ex_id].append(output)
-            continue
-        text = row["input"]
-        if all(row.get(f) is not None for f in INDEX_FIELDS):
-            values = [row[f] for f in INDEX_FIELDS]
-            bad = [f for f, v in zip(INDEX_FIELDS, values, strict=True) if not isinstance(v, int)]
-            if bad:
-                raise UsageError(f"{where}: field {bad[0]!r} must be an integer")
-            spans = tuple(values)
-        else:
-            spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
-            if spans is None:
-                raise UsageError(
-                    f"{where}: field 'input' does not follow the {task} layout (instruction, "
-                    f"{template.context_header!r}, document, query, {template.response_header!r}) and the row "
-                    "has no index fields to locate the document and query"
-                )
-        sep = row.get("truncation_seperator")
-        ex = Example(task, ex_id, text, (), *spans, truncation_separator=sep if isinstance(sep, str) else None)
-        problem = _check_spans(ex, template.query_header, template.response_header)
-        if problem:
-            raise UsageError(f"{where}: {problem}")
-        examples[ex_id] = ex
-        refs[ex_id] = [output] if output else []
-    return [replace(ex, outputs=tuple(refs[ex.id])) for ex in examples.values()]

@@ -10,6 +10,7 @@ from typing import Any
 from zeroscrolls.data import Example
 from zeroscrolls.models import ModelProfile, get_model
 from zeroscrolls.providers.base import Provider, Request, check_options, resolve_provider
+from zeroscrolls.suites.task import DEFAULT_SUITE, Task
 from zeroscrolls.tasks import get_task
 from zeroscrolls.templates import PromptStyle, Template, build_prompt
 from zeroscrolls.truncation import FittedPrompt, Truncator
@@ -44,26 +45,38 @@ def provider_class(model: str, provider: str | None) -> type[Provider]:
     return resolve_provider(provider or get_model(model).provider)
 
 
-def generation_budget(task: str, profile: ModelProfile) -> int:
+def generation_budget(task: Task, profile: ModelProfile) -> int:
     """Tokens to generate: the task's budget (spec §1), or the profile's fixed length (official HF: 1024)."""
-    return profile.max_new_tokens or get_task(task).generation_budget
+    return profile.max_new_tokens or task.generation_budget
 
 
-def fit_example(example: Example, template: Template, profile: ModelProfile, truncator: Truncator) -> FittedPrompt:
-    """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`)."""
-    parts = build_prompt(example, template, profile.prompt_style)
+def fit_example(
+    example: Example, template: Template, profile: ModelProfile, truncator: Truncator, task: Task | None = None
+) -> FittedPrompt:
+    """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`). `task` is
+    the example's task in its suite (default: the ZeroSCROLLS task of that name)."""
+    task = task or get_task(example.task)
+    parts = build_prompt(example, template, profile.prompt_style, task)
     return truncator.fit(
         parts,
         profile.max_tokens,
-        get_task(example.task).generation_budget,
+        task.generation_budget,
         chat=profile.prompt_style is not PromptStyle.COMPLETION,
         encoder_decoder=profile.encoder_decoder,
         where=f"{example.task}/{example.id}",
     )
 
 
-def make_request(example: Example, fitted: FittedPrompt, profile: ModelProfile, provider: Provider) -> Request:
-    """The `Request` that sends `fitted`: text for completion, one user message (+ prefill) for chat styles."""
+def make_request(
+    example: Example,
+    fitted: FittedPrompt,
+    profile: ModelProfile,
+    provider: Provider,
+    task: Task | None = None,
+    suite: str = DEFAULT_SUITE,
+) -> Request:
+    """The `Request` that sends `fitted`: text for completion, one user message (+ prefill) for chat styles;
+    `task` and `suite` as for `fit_example` (default: ZeroSCROLLS)."""
     if profile.prompt_style is PromptStyle.COMPLETION:
         prompt, messages = fitted.text, None
     else:
@@ -74,7 +87,7 @@ def make_request(example: Example, fitted: FittedPrompt, profile: ModelProfile, 
     return Request(
         provider=provider.name,
         model=profile.name,
-        max_new_tokens=generation_budget(example.task, profile),
+        max_new_tokens=generation_budget(task or get_task(example.task), profile),
         prompt=prompt,
         messages=messages,
         prompt_token_ids=fitted.token_ids,
@@ -85,4 +98,5 @@ def make_request(example: Example, fitted: FittedPrompt, profile: ModelProfile, 
         example_id=example.id,
         document=fitted.kept_document,
         prompt_tokens=fitted.record.prompt_tokens,
+        suite=suite,
     )

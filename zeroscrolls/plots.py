@@ -19,7 +19,6 @@ from matplotlib.figure import Figure
 
 from zeroscrolls.atomic import write_atomic
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES
-from zeroscrolls.tasks import TASKS
 
 if TYPE_CHECKING:
     from zeroscrolls.formats import FormatAnalysis
@@ -61,7 +60,7 @@ def score_figure(frame: pd.DataFrame) -> Figure:
     one line per model. Partial scores (`partial`: some examples unscored) get hollow markers; the bootstrap
     interval is shaded only where it rests on at least `MIN_INTERVAL_EXAMPLES` examples."""
     scored = frame.dropna(subset=["score"])
-    panels = [t for t in [*TASKS, AVERAGE] if t in set(scored.task)]
+    panels = [t for t in dict.fromkeys(frame.task) if t in set(scored.task)]  # the suite's order, average last
     figure, axes = _grid(max(len(panels), 1), sharey=True)
     budgets = sorted(set(frame.budget))
     for ax, task in zip(axes, panels, strict=False):
@@ -93,7 +92,7 @@ def kept_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
     figure, axes = _grid(max(len(models), 1), width=4.6, height=3.4)
     budgets = sorted(set(frame.budget))
     for ax, model in zip(axes, models, strict=False):
-        for task in [t for t in TASKS if t in set(tasks.task)]:
+        for task in dict.fromkeys(tasks.task):
             rows = tasks[(tasks.model == model) & (tasks.task == task)].sort_values("budget")
             ax.plot(rows.budget, 100 * rows.kept_fraction, marker=".", label=task)
         ax.set_title(model)
@@ -114,11 +113,12 @@ def run_overview(
 ) -> Path:
     """A run at a glance: per task, the distribution of the share of document kept and of per-example scores.
 
-    `records` are a run's `records/<task>.jsonl` rows; `per_example` is `{task: metrics.score_examples(...)}`
-    (empty for the test split). For ROUGE tasks an example's value is the mean of its R1, R2 and RL.
+    `records` are a run's `records/<task>.jsonl` rows (tasks in their suite's order); `per_example` is
+    `{task: metrics.score_examples(...)}` (empty for the test split). For ROUGE tasks an example's value is the
+    mean of its R1, R2 and RL.
     """
     figure, (kept_ax, score_ax) = _grid(2, width=6.0, height=3.6)
-    tasks = [t for t in TASKS if t in records]
+    tasks = list(records)
     kept = [[100 * r["truncation"]["kept_fraction"] for r in records[t] if r.get("truncation")] for t in tasks]
     kept_ax.boxplot(kept, tick_labels=tasks, orientation="horizontal")
     kept_ax.set_xlabel("document kept (%)")

@@ -9,6 +9,7 @@ from typing import Any
 
 from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
 from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult, TaskResult
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 SHOWN_IDS = 5
 SINGLE_SAMPLE_NOTE = (
@@ -45,6 +46,7 @@ def render_run_report(
     totals = manifest["totals"]
     parts = [
         f"# {manifest['run_name']}\n",
+        f"Suite `{manifest.get('suite', DEFAULT_SUITE)}`.\n",
         f"Model `{model['name']}` through provider `{manifest['provider']['name']}`, budget {model['max_tokens']:,} "
         f"tokens ({model['prompt_style']} prompts), {manifest['data']['split']} split of `{manifest['data']['source']}`"
         f". Run {manifest['started_at']} to {manifest['finished_at']}.\n",
@@ -92,15 +94,16 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
     rows = [
         [r.task, r.score_text, _sub_metrics(r), f"{r.num_scored} of {r.num_expected}"] for r in scores.tasks.values()
     ]
+    title, count = scores.suite.title, len(scores.suite.tasks)
     text = f"## Scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
     if any(r.partial for r in scores.tasks.values()):
         text += f"\n{PARTIAL_MARK}: scored on fewer examples than the task has (failures are left out of it).\n"
     if scores.mean is not None:
-        text += f"\n**ZeroSCROLLS score: {scores.mean:.2f}** (mean of the 10 task scores)\n"
+        text += f"\n**{title} score: {scores.mean:.2f}** (mean of the {count} task scores)\n"
     elif scores.partial_mean is not None:
         text += (
-            f"\nPartial mean: {scores.partial_mean:.2f}, the {scores.mean_note}. This is not a ZeroSCROLLS score, "
-            "which needs all 10 tasks fully scored.\n"
+            f"\nPartial mean: {scores.partial_mean:.2f}, the {scores.mean_note}. This is not a {title} score, "
+            f"which needs all {count} tasks fully scored.\n"
         )
     else:
         shortfalls = ", ".join(f"{r.task} ({r.shortfall})" for r in scores.left_out)

@@ -12,7 +12,7 @@ import platform
 import re
 import tempfile
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -23,11 +23,10 @@ import jsonlines
 from zeroscrolls import report
 from zeroscrolls.atomic import write_atomic
 from zeroscrolls.data import hub_revision
+from zeroscrolls.runtypes import ExampleResult, Plan, RunResult
 from zeroscrolls.storage import cannot_write
-from zeroscrolls.tasks import TASKS
 
 if TYPE_CHECKING:
-    from zeroscrolls.runner import ExampleResult, Plan, RunResult
     from zeroscrolls.scoring import BenchmarkResult
 
 OVERVIEW_PLOT = "overview.png"
@@ -73,31 +72,6 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     write_atomic(path, write)
 
 
-@dataclass(frozen=True)
-class RunFolder:
-    """Paths of one run's files."""
-
-    root: Path
-
-    @property
-    def manifest(self) -> Path:
-        return self.root / "manifest.json"
-
-    @property
-    def scores(self) -> Path:
-        return self.root / "scores.json"
-
-    @property
-    def report(self) -> Path:
-        return self.root / "report.md"
-
-    def predictions(self, task: str) -> Path:
-        return self.root / "predictions" / f"{task}.json"
-
-    def records(self, task: str) -> Path:
-        return self.root / "records" / f"{task}.jsonl"
-
-
 def write_run(plan: Plan, result: RunResult, started: str) -> None:
     """Write every file of a finished (or stopped) run; tasks not in this run lose their old files."""
     folder = result.folder
@@ -106,7 +80,7 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
         predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
         write_json(folder.predictions(task), predictions)
         write_jsonl(folder.records(task), records[task])
-    for task in TASKS:  # a previous run of another task selection under this name must not linger
+    for task in plan.config.suite.tasks:  # a previous run of another task selection under this name must not linger
         if task not in result.results:
             folder.predictions(task).unlink(missing_ok=True)
             folder.records(task).unlink(missing_ok=True)
@@ -174,6 +148,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
     provider_class = type(plan.provider)
     return {
         "run_name": plan.run_name,
+        "suite": config.suite.name,
         "command": list(config.command),
         "started_at": started,
         "finished_at": utc_now(),

@@ -9,12 +9,10 @@ the same command calls the provider only for what the cache lacks.
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -23,106 +21,24 @@ from rich.table import Table
 
 from zeroscrolls import runfolder
 from zeroscrolls.cache import GenerationCache
-from zeroscrolls.data import DataSource, Example, load_examples
+from zeroscrolls.data import Example
 from zeroscrolls.errors import ExampleError, StorageError, UsageError
-from zeroscrolls.models import WHOLE_DOCUMENT, ModelProfile
+from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
 from zeroscrolls.progress import PlainProgress
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
-from zeroscrolls.providers.batch import BatchSettings, batched, refuse_paying_twice
-from zeroscrolls.runfolder import RunFolder
+from zeroscrolls.providers.batch import batched, refuse_paying_twice
+from zeroscrolls.runtypes import ExampleResult, Plan, PlannedExample, RunConfig, RunResult, Totals
 from zeroscrolls.scheduler import CostCap, generate_all, generate_claimed
 from zeroscrolls.scoring import BenchmarkResult, score_benchmark
 from zeroscrolls.storage import cannot_write
-from zeroscrolls.tasks import TASKS
-from zeroscrolls.templates import Template, load_templates
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.task import Task
+from zeroscrolls.templates import Template
 from zeroscrolls.tokenizers import AnthropicTokenCounter
-from zeroscrolls.truncation import TruncationRecord, Truncator
+from zeroscrolls.truncation import Truncator
 
 NOT_SENT = "not sent: the run stopped before this request"
-
-
-@dataclass(frozen=True)
-class RunConfig:
-    """Everything `zeroscrolls run` was asked to do, parsed into typed values."""
-
-    model: str
-    provider: str | None = None
-    """Provider name or 'pkg.module:Class'; None = the registry's provider for `model`."""
-    max_tokens: int | None = None
-    tasks: tuple[str, ...] | None = None
-    """Tasks the user named (each must exist in the data); None = every task the data holds."""
-    split: str = "validation"
-    limit: int | None = None
-    """First N examples (ids in dataset order) per task."""
-    data: DataSource = field(default_factory=lambda: DataSource("hub"))
-    prompts: Path | None = None
-    output: Path = Path("results")
-    run_name: str | None = None
-    """Folder name under `output`; None = `<model>_<budget>_<split>`."""
-    concurrency: int | None = None
-    """Requests in flight, passed to the provider as its `concurrency` option; None = its `default_concurrency`."""
-    max_cost: float | None = None
-    """USD: stop scheduling before money spent plus the worst case of what is in flight would pass it."""
-    seed: int | None = None
-    provider_options: Mapping[str, Any] = field(default_factory=dict)
-    """Passed to the provider's constructor; only what the user set, so providers keep their defaults."""
-    shared_options: bool = False
-    """The options are a sweep's, shared by models of several providers: each provider gets those it takes (a run
-    refuses the others)."""
-    command: tuple[str, ...] = ()
-    """The command line, for the manifest."""
-    batch: BatchSettings | None = None
-    """Send the misses through the provider's batch API at batch prices (`--batch`); None = synchronous calls."""
-
-    def all_provider_options(self) -> dict[str, Any]:
-        """The provider's constructor keywords: the provider options plus `seed` and `concurrency` when set."""
-        options = dict(self.provider_options)
-        for name, value in (("seed", self.seed), ("concurrency", self.concurrency)):
-            if value is not None:
-                options[name] = value
-        return options
-
-
-@dataclass(frozen=True)
-class PlannedExample:
-    """One example and what will be sent for it; `error` says why nothing can be sent."""
-
-    example: Example
-    request: Request | None = None
-    key: str | None = None
-    truncation: TruncationRecord | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    config: RunConfig
-    provider: Provider
-    profile: ModelProfile
-    templates: dict[str, Template]
-    examples: dict[str, list[PlannedExample]]
-    """Task -> planned examples in dataset order, tasks in the official order."""
-    skipped_tasks: tuple[str, ...] = ()
-    """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
-
-    @property
-    def run_name(self) -> str:
-        budget = "" if self.profile.max_tokens == WHOLE_DOCUMENT else f"_{self.profile.max_tokens}"
-        name = self.config.run_name or f"{self.profile.name}{budget}_{self.config.split}"
-        return re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "run"
-
-    @property
-    def folder(self) -> RunFolder:
-        return RunFolder(self.config.output / self.run_name)
-
-    def requests(self) -> dict[str, Request]:
-        """Unique requests by key (examples with identical prompts share one generation)."""
-        return {p.key: p.request for items in self.examples.values() for p in items if p.key and p.request}
-
-    def upper_cost(self, request: Request) -> float | None:
-        """Worst-case USD of one request: its prompt plus every token it may generate (reasoning tokens too)."""
-        return self.provider.cost(self.profile, request.prompt_tokens or 0, self.provider.completion_budget(request))
 
 
 def plan_run(
@@ -151,14 +67,15 @@ def plan_run(
             f"--max-cost needs prices, and {profile.name} has none in the registry; drop --max-cost, or run a "
             "model listed with prices in `zeroscrolls models`"
         )
-    templates = load_templates(config.prompts)
-    layouts = load_templates()  # rows follow the dataset's layout whatever the prompts say
+    suite = config.suite
+    templates = suite.load_templates(config.prompts)
+    layouts = suite.load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks, skipped = _select_tasks(config)
     truncator = truncator or Truncator(provider.tokenizer(profile))
     keep_counts(truncator, cache)
-    loaded = {task: load_examples(task, config.split, config.data, layouts)[: config.limit] for task in tasks}
-    pairs = [(ex, templates[task]) for task in tasks for ex in loaded[task]]
-    planned = iter(_plan_all(pairs, profile, provider, truncator))
+    loaded = {task: suite.load_examples(task, config.split, config.data, layouts)[: config.limit] for task in tasks}
+    triples = [(ex, templates[task], suite.get_task(task)) for task in tasks for ex in loaded[task]]
+    planned = iter(_plan_all(triples, profile, provider, truncator, suite.name))
     examples = {task: [next(planned) for _ in loaded[task]] for task in tasks}
     return Plan(config, provider, profile, templates, examples, tuple(skipped))
 
@@ -171,14 +88,19 @@ def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
 
 
 def _plan_all(
-    pairs: Sequence[tuple[Example, Template]], profile: ModelProfile, provider: Provider, truncator: Truncator
+    triples: Sequence[tuple[Example, Template, Task]],
+    profile: ModelProfile,
+    provider: Provider,
+    truncator: Truncator,
+    suite: str,
 ) -> list[PlannedExample]:
-    """Plan every example in order; a count-only tokenizer (each count a request) counts several at once."""
+    """Plan every (example, template, task) in order; a count-only tokenizer (each count a request) counts several
+    at once."""
     tokenizer = truncator.tokenizer
     if not isinstance(tokenizer, AnthropicTokenCounter):
-        return [_plan_example(ex, template, profile, provider, truncator) for ex, template in pairs]
+        return [_plan_example(*triple, profile, provider, truncator, suite) for triple in triples]
     with ThreadPoolExecutor(tokenizer.concurrency, thread_name_prefix="count-tokens") as pool:
-        return list(pool.map(lambda pair: _plan_example(*pair, profile, provider, truncator), pairs))
+        return list(pool.map(lambda triple: _plan_example(*triple, profile, provider, truncator, suite), triples))
 
 
 def _check_config(config: RunConfig) -> None:
@@ -190,28 +112,35 @@ def _check_config(config: RunConfig) -> None:
 
 
 def _select_tasks(config: RunConfig) -> tuple[list[str], list[str]]:
-    available = set(config.data.available_tasks(config.split))
+    tasks = config.suite.tasks
+    available = set(config.suite.available_tasks(config.data, config.split))
     if config.tasks is not None:
         missing = [t for t in config.tasks if t not in available]
         if missing:
             raise UsageError(
                 f"--tasks: {config.data.describe()} has no {config.split} rows for {', '.join(missing)}; "
-                f"tasks there: {', '.join(t for t in TASKS if t in available) or 'none'}"
+                f"tasks there: {', '.join(t for t in tasks if t in available) or 'none'}"
             )
-        return [t for t in TASKS if t in config.tasks], []
+        return [t for t in tasks if t in config.tasks], []
     if not available:
         raise UsageError(f"{config.data.describe()} holds no <task>/{config.split}.jsonl files")
-    return [t for t in TASKS if t in available], [t for t in TASKS if t not in available]
+    return [t for t in tasks if t in available], [t for t in tasks if t not in available]
 
 
 def _plan_example(
-    example: Example, template: Template, profile: ModelProfile, provider: Provider, truncator: Truncator
+    example: Example,
+    template: Template,
+    task: Task,
+    profile: ModelProfile,
+    provider: Provider,
+    truncator: Truncator,
+    suite: str,
 ) -> PlannedExample:
     try:
-        fitted = fit_example(example, template, profile, truncator)
+        fitted = fit_example(example, template, profile, truncator, task)
     except ExampleError as exc:
         return PlannedExample(example, error=str(exc))
-    request = make_request(example, fitted, profile, provider)
+    request = make_request(example, fitted, profile, provider, task, suite)
     return PlannedExample(example, request, request.key(), fitted.record)
 
 
@@ -305,74 +234,6 @@ def _sum_known(values: Sequence[float | None]) -> float | None:
 # --- execution -------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Totals:
-    examples: int = 0
-    requests: int = 0
-    """Unique requests of the run (cached or generated)."""
-    cache_hits: int = 0
-    generated: int = 0
-    """Requests the provider answered successfully in this run."""
-    failed: int = 0
-    """Examples without a prediction: unsendable, failed generation, or not run (cost cap, fatal error)."""
-    input_tokens: int = 0
-    """As the provider counted them, else as truncation counted the prompt."""
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    """Spent by this run (cache hits cost nothing)."""
-    cached_cost_usd: float = 0.0
-    """What the cache hits cost when they were generated."""
-
-
-@dataclass(frozen=True)
-class ExampleResult:
-    planned: PlannedExample
-    generation: Generation | None
-    prediction: str | None
-    error: str | None
-
-
-@dataclass(frozen=True)
-class RunResult:
-    folder: RunFolder
-    totals: Totals
-    scores: BenchmarkResult | None
-    """None when no task has references (test split) or nothing was scored."""
-    results: dict[str, list[ExampleResult]]
-    stopped: str | None = None
-    """Why the run stopped early: the cost cap, or a fatal provider error."""
-    fatal: bool = False
-
-    @property
-    def status(self) -> str:
-        """For the manifest: complete, partial (some examples lack a prediction), failed (all do), stopped (before
-        everything was sent) or fatal error."""
-        if self.fatal:
-            return "fatal error"
-        if self.stopped:
-            return "stopped"
-        if not self.totals.failed:
-            return "complete"
-        return "failed" if self.totals.failed == self.totals.examples else "partial"
-
-    @property
-    def resumable(self) -> bool:
-        """Whether rerunning the command could add predictions: it stopped, or some requests failed or were not
-        sent (examples that cannot be sent at this budget stay as they are)."""
-        return self.stopped is not None or any(r.planned.key is not None and r.prediction is None for r in self.rows())
-
-    def rows(self) -> Iterator[ExampleResult]:
-        for items in self.results.values():
-            yield from items
-
-    @property
-    def exit_code(self) -> int:
-        """0 all good, 1 some examples have no prediction, 2 a fatal provider error stopped the run."""
-        if self.fatal:
-            return 2
-        return 1 if self.totals.failed else 0
-
-
 def postprocess(text: str, request: Request) -> str:
     """The prediction in a generation: spec §3.3, the text before the closing answer tag (claude-tags), stripped."""
     if request.stop:
@@ -434,7 +295,7 @@ def _finish(
     """Score what was generated and write the run folder."""
     results = {task: [_example_result(p, generations) for p in items] for task, items in plan.examples.items()}
     totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
-    scores = _score(results)
+    scores = _score(results, plan.config.suite)
     result = RunResult(plan.folder, totals, scores, results, stopped, fatal)
     try:
         runfolder.write_run(plan, result, started)
@@ -545,12 +406,14 @@ def _example_result(planned: PlannedExample, generations: Mapping[str, Generatio
     return ExampleResult(planned, generation, postprocess(generation.text, planned.request), None)
 
 
-def _score(results: Mapping[str, list[ExampleResult]]) -> BenchmarkResult | None:
-    """Scores of the tasks with references (the test split has none); rows without one are left out and reported."""
+def _score(results: Mapping[str, list[ExampleResult]], suite: Suite) -> BenchmarkResult | None:
+    """Scores of the tasks with references (the test split has none) by the suite's metric; rows without one are
+    left out and reported."""
     gold = {t: items for t, items in results.items() if any(r.planned.example.outputs for r in items)}
     if not gold:
         return None
     predictions = {
         t: {r.planned.example.id: r.prediction for r in items if r.prediction is not None} for t, items in gold.items()
     }
-    return score_benchmark(predictions, {t: [r.planned.example for r in items] for t, items in gold.items()})
+    examples = {t: [r.planned.example for r in items] for t, items in gold.items()}
+    return score_benchmark(predictions, examples, suite=suite)

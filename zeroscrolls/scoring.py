@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
 
@@ -22,11 +22,14 @@ from rich.table import Table
 from zeroscrolls.data import Example
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import FormatAnalysis, analyze_task, summary_ids
-from zeroscrolls.metrics import aggregate, score_examples
+from zeroscrolls.metrics import score_examples
 from zeroscrolls.metrics.accuracy import first_letter
 from zeroscrolls.metrics.concordance_index import parse_ids
 from zeroscrolls.metrics.exp_similarity import parse_percentage
-from zeroscrolls.tasks import TASKS, Category, Metric, get_task
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.task import Category, Metric, Task
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
+from zeroscrolls.tasks import get_task
 
 _METRIC_LABELS = {
     Metric.ROUGE: "ROUGE",
@@ -107,15 +110,17 @@ class TaskResult:
 class BenchmarkResult:
     tasks: dict[str, TaskResult]
     """Scored tasks in the official order."""
+    suite: Suite = field(default=ZEROSCROLLS, compare=False)
+    """The benchmark the tasks belong to."""
 
     @property
     def complete(self) -> bool:
-        """All ten tasks are present and fully scored."""
-        return len(self.tasks) == len(TASKS) and all(r.complete for r in self.tasks.values())
+        """Every task of the suite is present and fully scored."""
+        return len(self.tasks) == len(self.suite.tasks) and all(r.complete for r in self.tasks.values())
 
     @property
     def mean(self) -> float | None:
-        """The ZeroSCROLLS score (mean of the ten task scores), or None unless `complete`."""
+        """The suite's score (ZeroSCROLLS: mean of the ten task scores), or None unless `complete`."""
         return self.partial_mean if self.complete else None
 
     @property
@@ -141,7 +146,7 @@ class BenchmarkResult:
         partly = sum(1 for r in self.tasks.values() if r.partial)
         unscored = sum(1 for r in self.tasks.values() if not r.num_scored)
         shortfalls = [f"{partly} partly"] * bool(partly) + [f"{unscored} unscored"] * bool(unscored)
-        text = f"{len(self.tasks)} of {len(TASKS)} tasks"
+        text = f"{len(self.tasks)} of {len(self.suite.tasks)} tasks"
         return f"{text} ({', '.join(shortfalls)})" if shortfalls else text
 
     @property
@@ -152,13 +157,14 @@ class BenchmarkResult:
         return f"{text}; left out: {out}" if out else text
 
 
-def format_ok(task: str, prediction: str, example: Example) -> bool:
+def format_ok(task: str, prediction: str, example: Example, info: Task | None = None) -> bool:
     """Whether `prediction` has the form the task's instruction asks for (paper §5: format drives scores).
 
     quality: a standalone letter A-D; space_digest: a percentage; book_sum_sort: a permutation of the summary
     ids; QA tasks: 1 to `MAX_ANSWER_WORDS` words; summaries: anything non-blank. Uses the metrics' own parsing.
+    `info` is the task in its suite (default: the ZeroSCROLLS task of that name).
     """
-    info = get_task(task)
+    info = info or get_task(task)
     if info.category is Category.SUMMARIZATION:
         return bool(prediction.strip())
     if info.metric is Metric.ACCURACY:
@@ -171,9 +177,15 @@ def format_ok(task: str, prediction: str, example: Example) -> bool:
 
 
 def score_task(
-    task: str, predictions: Mapping[str, str], examples: Sequence[Example], *, strict: bool = False
+    task: str,
+    predictions: Mapping[str, str],
+    examples: Sequence[Example],
+    *,
+    strict: bool = False,
+    suite: Suite = ZEROSCROLLS,
 ) -> TaskResult:
-    """Score one task; with `strict`, any missing or unknown id is a UsageError instead of a note.
+    """Score one task with its suite's metric; with `strict`, any missing or unknown id is a UsageError instead of
+    a note. Format diagnostics are made where the suite has them (`Suite.format_diagnostics`).
 
     Rows without a gold reference are left out and listed in `unreferenced`, unless no row has one (the test
     split), which `metrics.score_examples` refuses."""
@@ -189,21 +201,23 @@ def score_task(
             f"prediction id(s) not in the references{_some(unknown)}; strict scoring needs exactly the "
             "reference ids (drop --strict to score what is there)"
         )
-    per_example = score_examples(task, predictions, references)
+    per_example = score_examples(task, predictions, references, suite.score_example)
+    diagnose = suite.format_diagnostics
+    info = suite.get_task(task)
     by_id = {ex.id: ex for ex in examples}
-    off_format = tuple(i for i in per_example if not format_ok(task, predictions[i], by_id[i]))
+    off_format = tuple(i for i in per_example if diagnose and not format_ok(task, predictions[i], by_id[i], info))
     return TaskResult(
         task=task,
-        metrics=aggregate(task, per_example) if per_example else {},
+        metrics=suite.aggregate_task(task, per_example) if per_example else {},
         num_scored=len(per_example),
         num_expected=len(references),
         missing=missing,
         unknown=unknown,
-        format_ok=1 - len(off_format) / len(per_example) if per_example else None,
+        format_ok=1 - len(off_format) / len(per_example) if per_example and diagnose else None,
         off_format=off_format,
         per_example=per_example,
         unreferenced=unreferenced,
-        formats=analyze_task(task, predictions, examples, per_example, off_format),
+        formats=analyze_task(task, predictions, examples, per_example, off_format) if diagnose else None,
     )
 
 
@@ -212,17 +226,19 @@ def score_benchmark(
     examples_by_task: Mapping[str, Sequence[Example]],
     *,
     strict: bool = False,
+    suite: Suite = ZEROSCROLLS,
 ) -> BenchmarkResult:
-    """Score every task of `examples_by_task` (a task without predictions has every id missing)."""
+    """Score every task of `examples_by_task` with the suite's metric (a task without predictions has every id
+    missing)."""
     without_references = [t for t in predictions_by_task if t not in examples_by_task]
     if without_references:
         raise UsageError(f"no references loaded for the predictions of {', '.join(without_references)}")
     results = {
-        task: score_task(task, predictions_by_task.get(task, {}), examples_by_task[task], strict=strict)
-        for task in TASKS
+        task: score_task(task, predictions_by_task.get(task, {}), examples_by_task[task], strict=strict, suite=suite)
+        for task in suite.tasks
         if task in examples_by_task
     }
-    return BenchmarkResult(results)
+    return BenchmarkResult(results, suite)
 
 
 def coverage_notes(result: BenchmarkResult) -> list[str]:
@@ -253,23 +269,23 @@ def _some(ids: Sequence[str], shown: int = 3) -> str:
     return f" ({', '.join(ids[:shown])}{more})"
 
 
-def load_predictions(path: Path) -> dict[str, dict[str, str]]:
+def load_predictions(path: Path, suite: Suite = ZEROSCROLLS) -> dict[str, dict[str, str]]:
     """`{task: {id: prediction}}` from a run folder (its `predictions/`), a folder of `<task>.json` files or one
-    such file, in the official task order."""
+    such file, in the suite's task order."""
     if not path.exists():
         raise UsageError(f"{path}: no such file or folder; pass a run folder or a folder of <task>.json files")
     folder = path / "predictions" if (path / "predictions").is_dir() else path
     files = [folder] if folder.is_file() else sorted(folder.glob("*.json"))
     if not files:
         raise UsageError(f"{folder}: no <task>.json prediction files (e.g. qasper.json holding {{id: prediction}})")
-    unknown = [f.name for f in files if f.stem not in TASKS]
+    unknown = [f.name for f in files if f.stem not in suite.tasks]
     if unknown:
         raise UsageError(
             f"{folder}: {', '.join(unknown)} is not named after a task; prediction files are <task>.json with "
-            f"task one of: {', '.join(TASKS)}"
+            f"task one of: {', '.join(suite.tasks)}"
         )
     loaded = {f.stem: _read_prediction_file(f) for f in files}
-    return {task: loaded[task] for task in TASKS if task in loaded}
+    return {task: loaded[task] for task in suite.tasks if task in loaded}
 
 
 def _read_prediction_file(path: Path) -> dict[str, str]:
@@ -294,7 +310,8 @@ def _read_prediction_file(path: Path) -> dict[str, str]:
 def results_table(result: BenchmarkResult) -> Table:
     """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
     clearly labelled partial mean over the fully scored tasks) in the last row and the caption."""
-    table = Table(title=f"ZeroSCROLLS scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    title = result.suite.title
+    table = Table(title=f"{title} scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("task", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     for column in ("score", "R1", "R2", "RL", "scored", "format"):
@@ -303,7 +320,7 @@ def results_table(result: BenchmarkResult) -> Table:
         rouge = [f"{r.metrics[name]:.1f}" if name in r.metrics else "" for name in ("rouge1", "rouge2", "rougeL")]
         table.add_row(
             r.task,
-            _METRIC_LABELS[get_task(r.task).metric],
+            _METRIC_LABELS.get(result.suite.get_task(r.task).metric, result.suite.get_task(r.task).metric.value),
             r.score_text,
             *rouge,
             f"{r.num_scored} of {r.num_expected}",
@@ -311,14 +328,15 @@ def results_table(result: BenchmarkResult) -> Table:
         )
     table.add_section()
     if result.mean is not None:
-        table.add_row("ZeroSCROLLS", "mean", f"{result.mean:.2f}")
-        table.caption = "ZeroSCROLLS score: mean of the 10 task scores"
+        table.add_row(title, "mean", f"{result.mean:.2f}")
+        table.caption = f"{title} score: mean of the {len(result.suite.tasks)} task scores"
     elif result.tasks:
         full = len(result.fully_scored)
         mean = NO_SCORE if result.partial_mean is None else f"{result.partial_mean:.2f}"
         table.add_row("partial mean", f"{full} tasks", mean)
         table.caption = (
-            f"{result.label}: no ZeroSCROLLS score, which needs all 10 tasks fully scored; partial {result.mean_note}"
+            f"{result.label}: no {title} score, which needs all {len(result.suite.tasks)} tasks fully scored; partial "
+            f"{result.mean_note}"
         )
         if any(r.partial for r in result.tasks.values()):
             table.caption += f". {PARTIAL_MARK}: scored on fewer examples than the task has"

@@ -17,9 +17,11 @@ from pathlib import Path
 import jsonlines
 import pandas as pd
 
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.scoring import load_predictions
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 from zeroscrolls.tasks import SUBMISSION_ORDER
 
 COLUMNS = ["Task", "ID", "Prediction"]
@@ -98,15 +100,16 @@ class RunPredictions:
         return lines
 
 
-def load_run_predictions(run: Path) -> RunPredictions:
-    """A run's predictions (key order kept), checked against the ids its `records/<task>.jsonl` planned."""
-    predictions = load_predictions(run)
+def load_run_predictions(run: Path, suite: Suite = ZEROSCROLLS) -> RunPredictions:
+    """A run's predictions (key order kept), checked against the ids its `records/<task>.jsonl` planned and
+    against the suite's submission tasks."""
+    predictions = load_predictions(run, suite)
     missing_ids: dict[str, tuple[str, ...]] = {}
     for task, preds in predictions.items():
         lacking = tuple(i for i in _planned_ids(run / "records" / f"{task}.jsonl") if i not in preds)
         if lacking:
             missing_ids[task] = lacking
-    missing_tasks = tuple(t for t in SUBMISSION_ORDER if t not in predictions)
+    missing_tasks = tuple(t for t in submission_tasks(suite) if t not in predictions)
     manifest = run / "manifest.json"
     split = json.loads(manifest.read_text(encoding="utf-8"))["data"]["split"] if manifest.is_file() else None
     return RunPredictions(predictions, missing_tasks, missing_ids, split)
@@ -185,9 +188,16 @@ def load_submission(path: Path, expected_tasks: Sequence[str] = SUBMISSION_ORDER
     return frame
 
 
-def load_test_ids(source: DataSource) -> dict[str, list[str]]:
+def load_test_ids(source: DataSource, suite: Suite = ZEROSCROLLS) -> dict[str, list[str]]:
     """Each task's test ids, one per example: the verifier always checks against the test split (spec §6)."""
-    return {task: [ex.id for ex in load_examples(task, "test", source)] for task in SUBMISSION_ORDER}
+    return {task: [ex.id for ex in suite.load_examples(task, "test", source)] for task in submission_tasks(suite)}
+
+
+def submission_tasks(suite: Suite) -> tuple[str, ...]:
+    """The task order of the suite's leaderboard CSV; a usage error for a suite without a submission format."""
+    if suite.submission_order is None:
+        raise UsageError(f"the {suite.title} suite has no leaderboard submission format to export or verify")
+    return suite.submission_order
 
 
 def verify_submission(

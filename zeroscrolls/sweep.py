@@ -22,15 +22,12 @@ from zeroscrolls import plots, runfolder
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.compare import SHORT_NAMES
-from zeroscrolls.data import load_examples
 from zeroscrolls.errors import UsageError
 from zeroscrolls.planning import resolve_model
 from zeroscrolls.providers.base import Request, option_flag
 from zeroscrolls.report import markdown_table
 from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
 from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
-from zeroscrolls.tasks import TASKS
-from zeroscrolls.templates import load_templates
 from zeroscrolls.truncation import Truncator
 
 AVERAGE = plots.AVERAGE
@@ -128,9 +125,9 @@ def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dic
 
 
 def _count_examples(run: RunConfig) -> int:
-    layouts = load_templates()  # rows follow the dataset's layout whatever the prompts say
-    tasks = run.tasks or run.data.available_tasks(run.split)
-    return sum(len(load_examples(t, run.split, run.data, layouts)[: run.limit]) for t in tasks)
+    layouts = run.suite.load_templates()  # rows follow the dataset's layout whatever the prompts say
+    tasks = run.tasks or run.suite.available_tasks(run.data, run.split)
+    return sum(len(run.suite.load_examples(t, run.split, run.data, layouts)[: run.limit]) for t in tasks)
 
 
 # --- dry run ---------------------------------------------------------------------------------------------------
@@ -349,7 +346,7 @@ def score_grid(frame: pd.DataFrame, *, intervals: bool, short: bool = False) -> 
     """Headers and rows of the score table: one row per (model, budget), one column per task and the average;
     `short` uses the paper's column names and one decimal (terminal). Partial scores carry `PARTIAL_MARK`, tasks
     with nothing scored show `NO_SCORE`."""
-    columns = [t for t in [*TASKS, AVERAGE] if t in set(frame.task)]
+    columns = list(dict.fromkeys(frame.task))  # the suite's task order, the average last
     rows = []
     for (model, budget), group in frame.groupby(["model", "budget"], sort=False):
         by_task = {r.task: r for r in group.itertuples(index=False)}
@@ -365,7 +362,7 @@ def score_grid(frame: pd.DataFrame, *, intervals: bool, short: bool = False) -> 
             else:
                 cells.append(f"{r.score:.1f}{mark}" if short else f"{r.score:.2f}{mark}")
         rows.append([str(model), str(budget), *cells])
-    names = [SHORT_NAMES.get(c, "Avg") for c in columns] if short else columns
+    names = [SHORT_NAMES.get(c, "Avg" if c == AVERAGE else c) for c in columns] if short else columns
     return ["model", "budget", *names], rows
 
 
@@ -395,7 +392,7 @@ def point_overview(result: SweepResult) -> tuple[list[str], list[list[str]]]:
 def truncation_grid(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Share of documents truncated / mean share kept, per (model, budget) and task."""
     tasks = frame[frame.task != AVERAGE]
-    columns = [t for t in TASKS if t in set(tasks.task)]
+    columns = list(dict.fromkeys(tasks.task))
     rows = []
     for (model, budget), group in tasks.groupby(["model", "budget"], sort=False):
         by_task = {r.task: r for r in group.itertuples(index=False)}

@@ -1,4 +1,4 @@
-"""Prompt templates as data (`prompts/<task>.yaml`) and the three prompt styles of spec §3.
+"""Prompt templates as data (a suite's `prompts/<task>.yaml`) and the three prompt styles of spec §3.
 
 A `Template` holds one task's strings. `build_prompt` turns an `Example` into the untruncated `PromptParts` of a
 style: the text the model would see, where its document and query lie, and the assistant prefill / stop tag of the
@@ -10,17 +10,22 @@ from __future__ import annotations
 import hashlib
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from zeroscrolls.data import Example
 from zeroscrolls.errors import ExampleError, UsageError
-from zeroscrolls.tasks import TASKS, get_task
+from zeroscrolls.suites.task import Task
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, TASKS
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 
 class PromptStyle(str, Enum):
@@ -78,24 +83,32 @@ class Template(BaseModel):
 
 
 def load_templates(directory: Path | None = None) -> dict[str, Template]:
-    """Templates of all ten tasks: the packaged ones, with files in `directory` (if given) taking precedence."""
+    """Templates of ZeroSCROLLS' ten tasks: the packaged ones, with files in `directory` (if given) first."""
+    return read_templates(list(TASKS), (PROMPTS,), directory)
+
+
+def read_templates(
+    tasks: Sequence[str], packaged: Sequence[Traversable], directory: Path | None
+) -> dict[str, Template]:
+    """Each task's `<task>.yaml`: from `directory` (a user's `--prompts`) when it has one, else from the first
+    packaged folder that does (a suite may share another suite's templates)."""
     templates = {}
-    packaged = resources.files("zeroscrolls") / "prompts"
-    for task in TASKS:
+    for task in tasks:
         override = directory / f"{task}.yaml" if directory else None
         if override is not None and override.is_file():
             source, text = str(override), override.read_text(encoding="utf-8")
         else:
-            source, text = f"packaged prompts/{task}.yaml", (packaged / f"{task}.yaml").read_text("utf-8")
+            folder = next((f for f in packaged if (f / f"{task}.yaml").is_file()), packaged[0])
+            source, text = f"packaged prompts/{task}.yaml", (folder / f"{task}.yaml").read_text("utf-8")
         templates[task] = _parse_template(source, text)
     if directory is not None:
         if not directory.is_dir():
             raise UsageError(f"--prompts {directory}: no such folder (it should hold <task>.yaml files)")
-        strays = sorted(p.name for p in directory.glob("*.yaml") if p.stem not in TASKS)
+        strays = sorted(p.name for p in directory.glob("*.yaml") if p.stem not in tasks)
         if strays:
             raise UsageError(
                 f"--prompts {directory}: {', '.join(strays)} name no task; files must be called <task>.yaml "
-                f"with a task among {', '.join(TASKS)}"
+                f"with a task among {', '.join(tasks)}"
             )
     return templates
 
@@ -154,11 +167,12 @@ def summaries_in(prompt: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def build_prompt(example: Example, template: Template, style: PromptStyle) -> PromptParts:
+def build_prompt(example: Example, template: Template, style: PromptStyle, task: Task | None = None) -> PromptParts:
     """The untruncated prompt of `example` in `style` (spec §3.1-§3.3), built from the template's pieces around
     the example's document and query, so `--prompts` changes what is sent. With the packaged templates the
-    completion prompt is the dataset's `input` byte for byte."""
-    task = get_task(example.task)
+    completion prompt is the dataset's `input` byte for byte. `task` is the example's task in its suite
+    (default: the ZeroSCROLLS task of that name)."""
+    task = task or TASKS[example.task]
     separator = example.truncation_separator or template.truncation_separator
     try:
         instruction = template.render_instruction(num_summaries(example))

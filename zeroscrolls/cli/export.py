@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from zeroscrolls.cli.options import DataOption
+from zeroscrolls.cli.options import DataOption, SuiteOption
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 OFFICIAL_FILE_NAME = "zero_scrolls_predictions.csv"
 
@@ -24,15 +25,19 @@ def export(
     allow_missing: Annotated[
         bool, typer.Option("--allow-missing", help="Export even when tasks or ids have no prediction.")
     ] = False,
+    suite: SuiteOption = DEFAULT_SUITE,
 ) -> None:
     """Write the official leaderboard CSV (Task,ID,Prediction) from a run's predictions.
 
     Example: zeroscrolls export results/gpt-4_8192_test
     """
-    from zeroscrolls.submission import load_run_predictions, write_submission  # pandas: only when used
+    from zeroscrolls.submission import load_run_predictions, submission_tasks, write_submission  # pandas: when used
+    from zeroscrolls.suites.base import resolve_suite
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    found = load_run_predictions(run)
+    chosen = resolve_suite(suite)
+    tasks = submission_tasks(chosen)
+    found = load_run_predictions(run, chosen)
     gaps = found.gaps()
     if gaps and not allow_missing:
         raise UsageError(f"{run} is not a complete submission: {'; '.join(gaps)}; pass --allow-missing to export it")
@@ -44,7 +49,7 @@ def export(
             "split (zeroscrolls run --split test)"
         )
     target = output or run / OFFICIAL_FILE_NAME
-    rows = write_submission(found.predictions, target)
+    rows = write_submission(found.predictions, target, tasks)
     typer.echo(f"Wrote {rows} predictions for {len(found.predictions)} tasks to {target}")
 
 
@@ -55,6 +60,7 @@ def verify(
         Path | None,
         typer.Option("--output-dir", help="Where <task>_errors.json files go (default: the CSV's folder)."),
     ] = None,
+    suite: SuiteOption = DEFAULT_SUITE,
 ) -> None:
     """Check a submission CSV as the official verifier does, against the test split ids.
 
@@ -68,22 +74,26 @@ def verify(
         duplicate_ids,
         load_submission,
         load_test_ids,
+        submission_tasks,
         verify_submission,
         write_error_files,
     )
+    from zeroscrolls.suites.base import resolve_suite
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
+    chosen = resolve_suite(suite)
+    tasks = submission_tasks(chosen)
     if not csv.is_file():
         raise UsageError(f"{csv}: no such file; pass the CSV written by `zeroscrolls export`")
     try:
-        frame = load_submission(csv)
+        frame = load_submission(csv, tasks)
     except InvalidSubmission as exc:
         err.print(f"[red]invalid submission:[/red] {exc}")
         raise typer.Exit(1) from None
-    test_ids = load_test_ids(DataSource.parse(data))
+    test_ids = load_test_ids(DataSource.parse(data), chosen)
     for task, ex_id in duplicate_ids(frame):
         err.print(f"[yellow]warning:[/yellow] {task}/{ex_id} has more than one row; the leaderboard keeps the last")
-    checks = verify_submission(frame, test_ids)
+    checks = verify_submission(frame, test_ids, tasks)
     failed = [c for c in checks if not c.ok]
     if not failed:
         typer.echo(SUCCESS_LINE)

@@ -1,6 +1,7 @@
-"""`zeroscrolls tasks` and `zeroscrolls models`: the task table and the model registry.
+"""`zeroscrolls suites`, `zeroscrolls tasks` and `zeroscrolls models`: the installed suites, a suite's task table
+and the model registry.
 
-Both fit 80 columns with every name and number whole; `--wide` adds the long columns for wide terminals.
+All fit 80 columns with every name and number whole; `--wide` adds the long columns for wide terminals.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.cli.options import SuiteOption
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 WideOption = Annotated[bool, typer.Option("--wide", help="Every column (needs a terminal of about 160 columns).")]
 
@@ -25,15 +27,32 @@ def _table(title: str, columns: list[str]) -> Table:
     return table
 
 
-def tasks(wide: WideOption = False) -> None:
-    """List the ten ZeroSCROLLS tasks with metric, generation budget, category (and with --wide, answer type and
-    tag).
+def suites() -> None:
+    """List the installed benchmark suites: built-in ones and those registered through the entry-point group
+    zeroscrolls.suites (`zeroscrolls tasks --suite NAME` lists a suite's tasks).
 
-    Example: zeroscrolls tasks
+    Example: zeroscrolls suites
     """
+    from zeroscrolls.suites.base import installed_suites, resolve_suite  # a suite's rows, templates and metric
+
+    table = _table("Benchmark suites", ["suite", "name", "tasks", "submission CSV"])
+    for name in installed_suites():
+        suite = resolve_suite(name)
+        table.add_row(suite.name, suite.title, str(len(suite.tasks)), "yes" if suite.submission_order else "-")
+    Console().print(table)
+
+
+def tasks(suite: SuiteOption = DEFAULT_SUITE, wide: WideOption = False) -> None:
+    """List a suite's tasks with metric, generation budget, category (and with --wide, answer type and tag).
+
+    Example: zeroscrolls tasks --suite zeroscrolls
+    """
+    from zeroscrolls.suites.base import resolve_suite
+
+    chosen = resolve_suite(suite)
     columns = ["task", "name", "category", "metric", "budget", "test size"]
-    table = _table("ZeroSCROLLS tasks", columns + (["answer type", "tag"] if wide else []))
-    for t in TASKS.values():
+    table = _table(f"{chosen.title} tasks", columns + (["answer type", "tag"] if wide else []))
+    for t in chosen.tasks.values():
         row = [t.name, t.title, t.category.value, t.metric.value, str(t.generation_budget), str(t.test_size)]
         table.add_row(*row, *([t.answer_type, t.answer_tag] if wide else []))
     Console().print(table)
@@ -78,5 +97,6 @@ def tokenizer_label(spec: str, model: str) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    app.command("suites")(suites)
     app.command("tasks")(tasks)
     app.command("models")(models)

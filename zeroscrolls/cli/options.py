@@ -16,6 +16,10 @@ DataOption = Annotated[
         "or a folder holding <task>/<split>.jsonl.",
     ),
 ]
+SuiteOption = Annotated[
+    str,
+    typer.Option("--suite", help="Benchmark suite (see `zeroscrolls suites`): its tasks, prompts, rows and metric."),
+]
 SplitOption = Annotated[str, typer.Option("--split", help="validation or test.")]
 PromptsOption = Annotated[
     Path | None,

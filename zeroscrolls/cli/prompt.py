@@ -16,11 +16,12 @@ from zeroscrolls.cli.options import (
     PromptsOption,
     ProviderOption,
     SplitOption,
+    SuiteOption,
     TokenizerOption,
 )
-from zeroscrolls.data import DataSource, load_examples
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import ExampleError, UsageError
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 
 def prompt(
@@ -32,6 +33,7 @@ def prompt(
     data: DataOption = "hub",
     split: SplitOption = "validation",
     prompts: PromptsOption = None,
+    suite: SuiteOption = DEFAULT_SUITE,
     tokenizer: TokenizerOption = None,
     record: Annotated[bool, typer.Option("--record", help="Print the truncation record to stderr.")] = False,
 ) -> None:
@@ -40,13 +42,14 @@ def prompt(
     Example: zeroscrolls prompt --task quality --id 20077_ZF5G55FD_1 --model gpt-4 --max-tokens 2048 --data sample
     """
     from zeroscrolls.planning import fit_example, resolve_model  # providers and tokenizers: only when used
-    from zeroscrolls.templates import load_templates
+    from zeroscrolls.suites.base import resolve_suite
     from zeroscrolls.truncation import Truncator
 
-    get_task(task)
-    templates = load_templates(prompts)
+    chosen = resolve_suite(suite)
+    info = chosen.get_task(task)
+    templates = chosen.load_templates(prompts)
     source = DataSource.parse(data)
-    examples = {ex.id: ex for ex in load_examples(task, split, source)}  # rows in the dataset's layout
+    examples = {ex.id: ex for ex in chosen.load_examples(task, split, source)}  # rows in the dataset's layout
     if example_id not in examples:
         shown = ", ".join(list(examples)[:5])
         raise UsageError(f"no example {example_id!r} in {task}/{split} of {source.describe()} (ids: {shown}, ...)")
@@ -54,7 +57,7 @@ def prompt(
     prov, profile = resolve_model(model, provider, max_tokens, options)
     truncator = Truncator(prov.tokenizer(profile))
     try:
-        fitted = fit_example(examples[example_id], templates[task], profile, truncator)
+        fitted = fit_example(examples[example_id], templates[task], profile, truncator, info)
     except ExampleError as exc:
         raise UsageError(str(exc)) from None
     typer.echo(fitted.text, nl=False)

@@ -36,6 +36,7 @@ from zeroscrolls.cli.options import (
     ReasoningBudgetOption,
     RpmOption,
     SplitOption,
+    SuiteOption,
     TasksOption,
     TensorParallelOption,
     TokenizerOption,
@@ -45,7 +46,7 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import StorageError
-from zeroscrolls.tasks import parse_tasks
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from zeroscrolls.runner import RunResult
@@ -61,6 +62,7 @@ def run(
     limit: LimitOption = None,
     data: DataOption = "hub",
     prompts: PromptsOption = None,
+    suite: SuiteOption = DEFAULT_SUITE,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding run folders.")] = Path("results"),
     run_name: Annotated[
         str | None, typer.Option("--run-name", help="Run folder name (default: <model>_<budget>_<split>).")
@@ -105,14 +107,16 @@ def run(
     from zeroscrolls.cache import open_cache  # the run's machinery: imported by the command that needs it
     from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
     from zeroscrolls.runner import RunConfig, estimate, estimate_table, execute, plan_run
+    from zeroscrolls.suites.base import resolve_suite
 
     options = provider_options(locals())
     err = Console(stderr=True, highlight=False)
+    chosen = resolve_suite(suite)
     config = RunConfig(
         model=model,
         provider=provider,
         max_tokens=max_tokens,
-        tasks=None if tasks is None else tuple(t.name for t in parse_tasks(tasks)),
+        tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(tasks)),
         split=split,
         limit=limit,
         data=DataSource.parse(data),
@@ -125,6 +129,7 @@ def run(
         provider_options=options,
         command=("zeroscrolls", *sys.argv[1:]),
         batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
+        suite=chosen,
     )
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:

@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from zeroscrolls.cli.options import SplitOption
-from zeroscrolls.data import DataSource, load_examples, run_data_source
+from zeroscrolls.cli.options import SplitOption, SuiteOption
+from zeroscrolls.data import DataSource, run_data_source
 from zeroscrolls.errors import UsageError
-from zeroscrolls.tasks import parse_tasks
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 
 def score(
@@ -40,19 +40,22 @@ def score(
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on any reference id without a prediction or unknown id.")
     ] = False,
+    suite: SuiteOption = DEFAULT_SUITE,
 ) -> None:
-    """Score predictions with the official ZeroSCROLLS metrics (validation split: the test gold is hidden).
+    """Score predictions with the suite's official metrics (validation split: the test gold is hidden).
 
     Example: zeroscrolls score results/my-run --json
     """
     from zeroscrolls.formats import format_table  # metrics and templates: imported when scoring
     from zeroscrolls.scoring import coverage_notes, load_predictions, results_table, score_benchmark
+    from zeroscrolls.suites.base import resolve_suite
 
-    predictions = load_predictions(pred)
+    chosen = resolve_suite(suite)
+    predictions = load_predictions(pred, chosen)
     if tasks is None:
         selected = list(predictions)
     else:
-        selected = [t.name for t in parse_tasks(tasks)]
+        selected = [t.name for t in chosen.parse_tasks(tasks)]
         absent = [t for t in selected if t not in predictions]
         if absent:
             raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
@@ -61,8 +64,8 @@ def score(
         source = run_data_source(pred, json.loads(manifest.read_text(encoding="utf-8")))
     else:
         source = DataSource.parse(data or "hub")
-    examples = {task: load_examples(task, split, source) for task in selected}
-    result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict)
+    examples = {task: chosen.load_examples(task, split, source) for task in selected}
+    result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict, suite=chosen)
     err = Console(stderr=True)
     for note in coverage_notes(result):
         err.print(f"[yellow]warning:[/yellow] {note}", highlight=False, soft_wrap=True)

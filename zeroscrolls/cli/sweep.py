@@ -38,6 +38,7 @@ from zeroscrolls.cli.options import (
     ReasoningBudgetOption,
     RpmOption,
     SplitOption,
+    SuiteOption,
     TasksOption,
     TensorParallelOption,
     TokenizerOption,
@@ -47,7 +48,7 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
-from zeroscrolls.tasks import parse_tasks
+from zeroscrolls.suites.task import DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from zeroscrolls.sweep import SweepEstimate, SweepResult
@@ -67,6 +68,7 @@ def sweep(
     limit: LimitOption = None,
     data: DataOption = "hub",
     prompts: PromptsOption = None,
+    suite: SuiteOption = DEFAULT_SUITE,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding sweep folders.")] = Path("results"),
     sweep_name: Annotated[
         str | None, typer.Option("--sweep-name", help="Sweep folder name (default: sweep_<models>_<split>).")
@@ -109,6 +111,7 @@ def sweep(
     from zeroscrolls.cache import open_cache
     from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
     from zeroscrolls.runner import RunConfig
+    from zeroscrolls.suites.base import resolve_suite
     from zeroscrolls.sweep import SweepConfig, estimate_sweep, parse_budgets, run_sweep, sweep_plans
 
     options = provider_options(locals())
@@ -116,13 +119,14 @@ def sweep(
     if not models:
         raise UsageError("--model needs at least one model name")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
+    chosen = resolve_suite(suite)
     config = SweepConfig(
         models=models,
         budgets=parse_budgets(max_tokens),
         run=RunConfig(
             model=models[0],
             provider=provider,
-            tasks=None if tasks is None else tuple(t.name for t in parse_tasks(tasks)),
+            tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(tasks)),
             split=split,
             limit=limit,
             data=DataSource.parse(data),
@@ -133,9 +137,10 @@ def sweep(
             provider_options=options,
             command=("zeroscrolls", *sys.argv[1:]),
             batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
+            suite=chosen,
         ),
         name=sweep_name,
-        bootstrap=Bootstrap(resamples=resamples, seed=0 if seed is None else seed),
+        bootstrap=Bootstrap(resamples=resamples, seed=0 if seed is None else seed, suite=chosen),
     )
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
@@ -243,6 +248,7 @@ def compare(
     data: Annotated[
         str | None, typer.Option("--data", help="References to score against (default: each run's own data source).")
     ] = None,
+    suite: SuiteOption = DEFAULT_SUITE,
 ) -> None:
     """Per-task and average scores with 95% bootstrap intervals on the ids every run scored; for two runs, the
     paired difference (second minus first), marked * where its interval excludes 0.
@@ -253,14 +259,16 @@ def compare(
     from zeroscrolls.bootstrap import Bootstrap
     from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
     from zeroscrolls.report import markdown_table
+    from zeroscrolls.suites.base import resolve_suite
 
     if resamples < 1:
         raise UsageError(f"--resamples must be at least 1, got {resamples}")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    runs = comparison.load_runs(comparison.find_runs(paths), DataSource.parse(data) if data else None)
+    chosen = resolve_suite(suite)
+    runs = comparison.load_runs(comparison.find_runs(paths), DataSource.parse(data) if data else None, chosen)
     for warning in comparison.manifest_warnings(runs):
         err.print(f"[yellow]warning:[/yellow] {warning}")
-    boot = Bootstrap(resamples=resamples, seed=seed)
+    boot = Bootstrap(resamples=resamples, seed=seed, suite=chosen)
     result = comparison.compare(runs, boot, paper=paper)
     for label, scored in result.scored.items():
         differing = {t: n for t, n in scored.items() if t in result.common and n != result.common[t]}

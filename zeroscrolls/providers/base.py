@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 
 ENTRY_POINT_GROUP = "zeroscrolls.providers"
@@ -59,6 +60,8 @@ class Request:
     """The document as the model sees it (its kept head when truncated); the naive baselines sample from it."""
     prompt_tokens: int | None = None
     """Prompt tokens as truncation counted them (None: not counted); API providers reserve rate limits with it."""
+    suite: str = DEFAULT_SUITE
+    """The benchmark suite the example belongs to: in the key unless it is ZeroSCROLLS, whose keys stay as they were."""
 
     def key(self) -> str:
         """sha256 of `canonical()`: the cache key."""
@@ -78,6 +81,8 @@ class Request:
             "decoding": dict(self.decoding),
             "identity": dict(self.identity),
         }
+        if self.suite != DEFAULT_SUITE:
+            ident["suite"] = self.suite
         return json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def to_json(self) -> dict[str, Any]:

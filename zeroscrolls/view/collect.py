@@ -23,11 +23,13 @@ import pandas as pd
 
 from zeroscrolls.bootstrap import Bootstrap
 from zeroscrolls.compare import find_runs
-from zeroscrolls.data import DataSource, Example, load_examples, run_data_source
+from zeroscrolls.data import DataSource, Example, run_data_source
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import example_value, is_refusal
-from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, RunFolder
+from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
+from zeroscrolls.runtypes import RunFolder
 from zeroscrolls.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.sweep import KEPT_PLOT, SCORE_PLOT
 from zeroscrolls.tasks import TASKS, get_task
 from zeroscrolls.templates import PromptStyle, Template, build_prompt

@@ -1,0 +1,201 @@
+"""The values one run is made of: what it was asked (`RunConfig`), what it will send (`Plan`), what came back
+(`RunResult`) and where its files go (`RunFolder`).
+
+The runner builds and fills them, runfolder.py writes them: both import this module, neither imports the other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zeroscrolls.data import DataSource, Example
+from zeroscrolls.models import WHOLE_DOCUMENT, ModelProfile
+from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.providers.batch import BatchSettings
+from zeroscrolls.scoring import BenchmarkResult
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
+from zeroscrolls.templates import Template
+from zeroscrolls.truncation import TruncationRecord
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Paths of one run's files."""
+
+    root: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.root / "manifest.json"
+
+    @property
+    def scores(self) -> Path:
+        return self.root / "scores.json"
+
+    @property
+    def report(self) -> Path:
+        return self.root / "report.md"
+
+    def predictions(self, task: str) -> Path:
+        return self.root / "predictions" / f"{task}.json"
+
+    def records(self, task: str) -> Path:
+        return self.root / "records" / f"{task}.jsonl"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything `zeroscrolls run` was asked to do, parsed into typed values."""
+
+    model: str
+    provider: str | None = None
+    """Provider name or 'pkg.module:Class'; None = the registry's provider for `model`."""
+    max_tokens: int | None = None
+    tasks: tuple[str, ...] | None = None
+    """Tasks the user named (each must exist in the data); None = every task the data holds."""
+    split: str = "validation"
+    limit: int | None = None
+    """First N examples (ids in dataset order) per task."""
+    data: DataSource = field(default_factory=lambda: DataSource("hub"))
+    prompts: Path | None = None
+    output: Path = Path("results")
+    run_name: str | None = None
+    """Folder name under `output`; None = `<model>_<budget>_<split>`."""
+    concurrency: int | None = None
+    """Requests in flight, passed to the provider as its `concurrency` option; None = its `default_concurrency`."""
+    max_cost: float | None = None
+    """USD: stop scheduling before money spent plus the worst case of what is in flight would pass it."""
+    seed: int | None = None
+    provider_options: Mapping[str, Any] = field(default_factory=dict)
+    """Passed to the provider's constructor; only what the user set, so providers keep their defaults."""
+    shared_options: bool = False
+    """The options are a sweep's, shared by models of several providers: each provider gets those it takes (a run
+    refuses the others)."""
+    command: tuple[str, ...] = ()
+    """The command line, for the manifest."""
+    batch: BatchSettings | None = None
+    """Send the misses through the provider's batch API at batch prices (`--batch`); None = synchronous calls."""
+    suite: Suite = ZEROSCROLLS
+    """The benchmark: its tasks, templates, rows and metric."""
+
+    def all_provider_options(self) -> dict[str, Any]:
+        """The provider's constructor keywords: the provider options plus `seed` and `concurrency` when set."""
+        options = dict(self.provider_options)
+        for name, value in (("seed", self.seed), ("concurrency", self.concurrency)):
+            if value is not None:
+                options[name] = value
+        return options
+
+
+@dataclass(frozen=True)
+class PlannedExample:
+    """One example and what will be sent for it; `error` says why nothing can be sent."""
+
+    example: Example
+    request: Request | None = None
+    key: str | None = None
+    truncation: TruncationRecord | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: RunConfig
+    provider: Provider
+    profile: ModelProfile
+    templates: dict[str, Template]
+    examples: dict[str, list[PlannedExample]]
+    """Task -> planned examples in dataset order, tasks in the official order."""
+    skipped_tasks: tuple[str, ...] = ()
+    """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
+
+    @property
+    def run_name(self) -> str:
+        budget = "" if self.profile.max_tokens == WHOLE_DOCUMENT else f"_{self.profile.max_tokens}"
+        name = self.config.run_name or f"{self.profile.name}{budget}_{self.config.split}"
+        return re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "run"
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.config.output / self.run_name)
+
+    def requests(self) -> dict[str, Request]:
+        """Unique requests by key (examples with identical prompts share one generation)."""
+        return {p.key: p.request for items in self.examples.values() for p in items if p.key and p.request}
+
+    def upper_cost(self, request: Request) -> float | None:
+        """Worst-case USD of one request: its prompt plus every token it may generate (reasoning tokens too)."""
+        return self.provider.cost(self.profile, request.prompt_tokens or 0, self.provider.completion_budget(request))
+
+
+@dataclass
+class Totals:
+    examples: int = 0
+    requests: int = 0
+    """Unique requests of the run (cached or generated)."""
+    cache_hits: int = 0
+    generated: int = 0
+    """Requests the provider answered successfully in this run."""
+    failed: int = 0
+    """Examples without a prediction: unsendable, failed generation, or not run (cost cap, fatal error)."""
+    input_tokens: int = 0
+    """As the provider counted them, else as truncation counted the prompt."""
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    """Spent by this run (cache hits cost nothing)."""
+    cached_cost_usd: float = 0.0
+    """What the cache hits cost when they were generated."""
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    planned: PlannedExample
+    generation: Generation | None
+    prediction: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    folder: RunFolder
+    totals: Totals
+    scores: BenchmarkResult | None
+    """None when no task has references (test split) or nothing was scored."""
+    results: dict[str, list[ExampleResult]]
+    stopped: str | None = None
+    """Why the run stopped early: the cost cap, or a fatal provider error."""
+    fatal: bool = False
+
+    @property
+    def status(self) -> str:
+        """For the manifest: complete, partial (some examples lack a prediction), failed (all do), stopped (before
+        everything was sent) or fatal error."""
+        if self.fatal:
+            return "fatal error"
+        if self.stopped:
+            return "stopped"
+        if not self.totals.failed:
+            return "complete"
+        return "failed" if self.totals.failed == self.totals.examples else "partial"
+
+    @property
+    def resumable(self) -> bool:
+        """Whether rerunning the command could add predictions: it stopped, or some requests failed or were not
+        sent (examples that cannot be sent at this budget stay as they are)."""
+        return self.stopped is not None or any(r.planned.key is not None and r.prediction is None for r in self.rows())
+
+    def rows(self) -> Iterator[ExampleResult]:
+        for items in self.results.values():
+            yield from items
+
+    @property
+    def exit_code(self) -> int:
+        """0 all good, 1 some examples have no prediction, 2 a fatal provider error stopped the run."""
+        if self.fatal:
+            return 2
+        return 1 if self.totals.failed else 0

@@ -1,0 +1,109 @@
+"""The suite contract: `Suite`, one benchmark handed to the code as a value, and one resolver.
+
+Built-in suites and third-party ones are named the same way: built-ins in `BUILTIN_SUITES`, others as entry points
+of the group `zeroscrolls.suites` pointing at a `Suite` object (`package.module:NAME`); `resolve_suite` imports a
+suite's module only when it is chosen, as providers do.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zeroscrolls.data import DataSource, Example
+from zeroscrolls.errors import UsageError
+from zeroscrolls.metrics import Aggregator, ExampleScorer
+from zeroscrolls.suites.task import Task, lookup_task, select_tasks
+from zeroscrolls.templates import Template, read_templates
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+ENTRY_POINT_GROUP = "zeroscrolls.suites"
+BUILTIN_SUITES: dict[str, str] = {
+    "zeroscrolls": "zeroscrolls.suites.zeroscrolls.suite:SUITE",
+}
+
+RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], list[Example]]
+"""(task, split, data source, the suite's templates) -> the task's examples, references grouped by id."""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """Everything that differs between benchmarks; truncation, providers, cache, scheduler and reports are shared.
+    The suite's score is the mean of its task scores, shown only when every task is fully scored."""
+
+    name: str
+    """The `--suite` name; recorded in manifests, reports and (for suites other than ZeroSCROLLS) the cache key."""
+    title: str
+    tasks: Mapping[str, Task]
+    """The task table in the benchmark's official order."""
+    prompt_folders: tuple[Traversable, ...]
+    """Packaged folders of `<task>.yaml` templates, searched in order (a suite may reuse another's templates)."""
+    read_rows: RowReader
+    score_example: ExampleScorer
+    """The metric per example: (task, prediction, references) -> sub-metric values on 0-100."""
+    aggregate_task: Aggregator
+    """Per-example values -> the task-level dict with "score", rounded as the official scorer does."""
+    format_diagnostics: bool = False
+    """Whether ZeroSCROLLS' answer-format diagnostics (format check, refusals, lenient score; formats.py) apply to
+    the suite's tasks; they know tasks by their ZeroSCROLLS names and facts."""
+    submission_order: tuple[str, ...] | None = None
+    """Task order of the leaderboard CSV (`Task,ID,Prediction`), or None when the suite has no submission format."""
+
+    def get_task(self, name: str) -> Task:
+        return lookup_task(self.tasks, name, self.title)
+
+    def parse_tasks(self, spec: str | None) -> list[Task]:
+        """A comma list of task names (None or 'all' = every task, in the official order)."""
+        return select_tasks(self.tasks, spec)
+
+    def load_templates(self, directory: Path | None = None) -> dict[str, Template]:
+        """Every task's template: the packaged ones, with `<task>.yaml` files in `directory` (if given) first."""
+        return read_templates(list(self.tasks), self.prompt_folders, directory)
+
+    def load_examples(
+        self, task: str, split: str, source: DataSource, templates: Mapping[str, Template] | None = None
+    ) -> list[Example]:
+        """One task's examples; rows follow the packaged templates' layout unless `templates` are given."""
+        return self.read_rows(self.get_task(task).name, split, source, templates or self.load_templates())
+
+    def available_tasks(self, source: DataSource, split: str) -> list[str]:
+        """The suite's tasks `source` holds for `split`, in the official order."""
+        return source.available_tasks(split, self.tasks)
+
+
+def installed_suites() -> dict[str, str]:
+    """Suite name -> 'module:OBJECT', built-ins first, then entry points."""
+    found = dict(BUILTIN_SUITES)
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(ep.name, ep.value)
+    return found
+
+
+def resolve_suite(name: str) -> Suite:
+    """The suite registered under `name` (built-in or entry point)."""
+    installed = installed_suites()
+    target = installed.get(name)
+    if target is None:
+        raise UsageError(
+            f"unknown suite {name!r}; installed suites: {', '.join(sorted(installed))} (list them with "
+            "`zeroscrolls suites`; a package adds one through the entry-point group zeroscrolls.suites)"
+        )
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise  # a dependency inside the module is missing: a bug of that suite, not a usage error
+        raise UsageError(f"suite {name!r}: cannot import module {module_name!r}") from None
+    suite = getattr(module, attribute, None)
+    if not isinstance(suite, Suite):
+        raise UsageError(f"suite {name!r}: {target} is not a zeroscrolls Suite")
+    if suite.name != name:
+        raise UsageError(f"suite {name!r}: {target} calls itself {suite.name!r}; register it under that name")
+    return suite

@@ -1,0 +1,78 @@
+"""What a suite says about each of its tasks: metric, generation budget, category, answer type, query or not.
+
+Plain values with no imports of the harness, so every layer can name a task's facts without a circle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+from zeroscrolls.errors import UsageError
+
+DEFAULT_SUITE = "zeroscrolls"
+"""The suite of every command without `--suite`; its requests keep the cache keys they had before suites existed."""
+
+
+class Category(str, Enum):
+    SUMMARIZATION = "summarization"
+    QA = "qa"
+    AGGREGATION = "aggregation"
+
+
+class Metric(str, Enum):
+    ROUGE = "rouge"
+    F1 = "f1"
+    ACCURACY = "accuracy"
+    EXP_SIMILARITY = "exp_similarity"
+    CONCORDANCE_INDEX = "concordance_index"
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    title: str
+    category: Category
+    metric: Metric
+    generation_budget: int
+    """Tokens the official API runners allow for the answer (spec §1, `max_tokens`)."""
+    answer_type: str
+    """`input[query_end_index:]` stripped, without ':' (spec §3.3): 'Summary', 'Answer', ..."""
+    has_query: bool
+    test_size: int
+    """Number of test examples (paper Table 1)."""
+
+    @property
+    def is_summarization(self) -> bool:
+        """The official code's summarization set: these get no chat format request (spec §3.2)."""
+        return self.category is Category.SUMMARIZATION
+
+    @property
+    def answer_tag(self) -> str:
+        """XML tag of the Claude prompt style: answer type lower-cased, spaces to '_' (spec §3.3)."""
+        return self.answer_type.lower().replace(" ", "_")
+
+
+def task_table(tasks: list[Task]) -> dict[str, Task]:
+    """Name -> task, in the given (official) order."""
+    return {t.name: t for t in tasks}
+
+
+def lookup_task(table: Mapping[str, Task], name: str, suite: str) -> Task:
+    """One task of a suite's table, or a usage error listing the suite's tasks."""
+    try:
+        return table[name]
+    except KeyError:
+        raise UsageError(f"unknown task {name!r}; the {suite} tasks are: {', '.join(table)}") from None
+
+
+def select_tasks(table: Mapping[str, Task], spec: str | None) -> list[Task]:
+    """A comma list of task names (None or 'all' = the whole table, in its order)."""
+    if spec is None or spec.strip() in ("", "all"):
+        return list(table.values())
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise UsageError(f"unknown task(s) {', '.join(unknown)} in --tasks; the tasks are: {', '.join(table)}")
+    return [table[n] for n in dict.fromkeys(names)]

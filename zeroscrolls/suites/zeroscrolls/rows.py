@@ -1,0 +1,84 @@
+"""ZeroSCROLLS rows -> `Example`s (spec §2.1-§2.2): a data folder holds `<task>/<split>.jsonl`; rows sharing an id are
+one example whose `outputs` keep every reference in file order. Document and query spans come from the index fields,
+or are derived from the text by the rule of spec §2.2 when a row has none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from zeroscrolls.data import DataSource, Example, _read_jsonl, derive_spans
+from zeroscrolls.errors import UsageError
+from zeroscrolls.templates import Template, load_templates
+
+INDEX_FIELDS = ("document_start_index", "document_end_index", "query_start_index", "query_end_index")
+
+
+def _check_spans(ex: Example, query_header: str | None, response_header: str) -> str | None:
+    """Why the spans disagree with the text, or None when they agree."""
+    n = len(ex.input)
+    if not 0 <= ex.document_start <= ex.document_end <= ex.query_start <= ex.query_end <= n:
+        return (
+            "document_start_index <= document_end_index <= query_start_index <= query_end_index <= len(input) "
+            f"does not hold ({ex.document_start}, {ex.document_end}, {ex.query_start}, {ex.query_end}, {n})"
+        )
+    head = query_header if query_header else response_header
+    if not ex.input.startswith(f"{head}\n", ex.query_start):
+        return f"query_start_index={ex.query_start} does not point at {head!r}"
+    expected_tail = f"\n\n{response_header}\n" if query_header else f"{response_header}\n"
+    if ex.input[ex.query_end :].rstrip("\n") != expected_tail.rstrip("\n"):
+        return f"query_end_index={ex.query_end} is not followed by the response header {response_header!r}"
+    return None
+
+
+def load_examples(
+    task: str, split: str, source: DataSource, templates: Mapping[str, Template] | None = None
+) -> list[Example]:
+    """All examples of one task and split, references grouped by id in file order (spec §2.1); `templates` give
+    the layout (default: the packaged ones)."""
+    template = (templates or load_templates())[task]
+    path = source.task_file(task, split)
+    if path is None:
+        raise UsageError(
+            f"{source.describe()} has no {task}/{split}.jsonl; tasks available there: "
+            f"{', '.join(source.available_tasks(split)) or 'none'}"
+        )
+    examples: dict[str, Example] = {}
+    refs: dict[str, list[str]] = {}
+    for lineno, row in _read_jsonl(path):
+        where = f"{path}:{lineno}"
+        for field in ("id", "input"):
+            if not isinstance(row.get(field), str):
+                raise UsageError(f"{where}: field {field!r} is missing or not a string")
+        output = row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise UsageError(f"{where}: field 'output' must be a string or null")
+        ex_id = row["id"]
+        if ex_id in examples:
+            if output:
+                refs[ex_id].append(output)
+            continue
+        text = row["input"]
+        if all(row.get(f) is not None for f in INDEX_FIELDS):
+            values = [row[f] for f in INDEX_FIELDS]
+            bad = [f for f, v in zip(INDEX_FIELDS, values, strict=True) if not isinstance(v, int)]
+            if bad:
+                raise UsageError(f"{where}: field {bad[0]!r} must be an integer")
+            spans = tuple(values)
+        else:
+            spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
+            if spans is None:
+                raise UsageError(
+                    f"{where}: field 'input' does not follow the {task} layout (instruction, "
+                    f"{template.context_header!r}, document, query, {template.response_header!r}) and the row "
+                    "has no index fields to locate the document and query"
+                )
+        sep = row.get("truncation_seperator")
+        ex = Example(task, ex_id, text, (), *spans, truncation_separator=sep if isinstance(sep, str) else None)
+        problem = _check_spans(ex, template.query_header, template.response_header)
+        if problem:
+            raise UsageError(f"{where}: {problem}")
+        examples[ex_id] = ex
+        refs[ex_id] = [output] if output else []
+    return [replace(ex, outputs=tuple(refs[ex.id])) for ex in examples.values()]

@@ -1,0 +1,20 @@
+"""ZeroSCROLLS as a `Suite`: the value `--suite zeroscrolls` (the default) hands to the code."""
+
+from __future__ import annotations
+
+from zeroscrolls.metrics import aggregate, score_example
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, SUBMISSION_ORDER, TASKS
+
+SUITE = Suite(
+    name="zeroscrolls",
+    title="ZeroSCROLLS",
+    tasks=TASKS,
+    prompt_folders=(PROMPTS,),
+    read_rows=load_examples,
+    score_example=score_example,
+    aggregate_task=aggregate,
+    format_diagnostics=True,
+    submission_order=SUBMISSION_ORDER,
+)
