@@ -124,19 +124,19 @@ def test_requests_carry_their_suite_into_the_key(tiny_suite: Path, tmp_path: Pat
 
 
 def test_the_manifest_records_the_suite(tmp_path: Path) -> None:
-    args = ["run", "--model", "naive", "--data", "sample", "--tasks", "quality", "--limit", "1"]
+    args = ["run", "--model", "naive", "--data", "sample", "--tasks", "quality", "--limit", "1", "--run-name", "n"]
     result = CliRunner().invoke(app, [*args, "--output", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    manifest = json.loads((tmp_path / "naive_1000000_validation" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "n" / "manifest.json").read_text())
     assert manifest["suite"] == "zeroscrolls"
 
 
 def test_a_run_of_a_third_party_suite(tiny_suite: Path, tmp_path: Path) -> None:
     args = ["run", "--suite", "tiny", "--provider", "echo", "--model", "any-model", "--data", str(tiny_suite)]
-    result = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "runs")], terminal_width=200)
+    result = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "runs"), "--run-name", "t"], terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "Tiny scores, 1 of 1 tasks" in result.stdout and "Tiny score: mean of the 1 task scores" in result.stdout
-    folder = tmp_path / "runs" / "any-model_4096_validation"
+    folder = tmp_path / "runs" / "t"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["suite"] == "tiny" and manifest["tasks"] == ["riddles"]
     scores = json.loads((folder / "scores.json").read_text())
