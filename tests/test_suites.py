@@ -7,6 +7,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -172,3 +173,19 @@ def test_score_compare_and_export_follow_the_suite(tiny_suite: Path, tmp_path: P
 
     exported = CliRunner().invoke(app, ["export", str(tiny_run), "--suite", "tiny"])
     assert exported.exit_code == 2 and "the Tiny suite has no leaderboard submission format" in exported.output
+    verified = CliRunner().invoke(app, ["verify", str(tiny_run / "submission.csv"), "--suite", "tiny"])
+    assert verified.exit_code == 2 and "the Tiny suite has no leaderboard submission format" in verified.output
+
+
+def test_a_sweep_of_a_third_party_suite(tiny_suite: Path, tmp_path: Path) -> None:
+    args = ["sweep", "--suite", "tiny", "--provider", "echo", "--model", "any-model", "--max-tokens", "2048,4096"]
+    out = tmp_path / "sweeps"
+    result = CliRunner().invoke(
+        app, [*args, "--data", str(tiny_suite), "--output", str(out), "--sweep-name", "s", "--resamples", "20"]
+    )
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out / "s" / "sweep.csv")
+    assert set(frame.task) == {"riddles", "average"} and frame[frame.task == "riddles"].score.notna().all()
+    assert "riddles" in result.stdout and (out / "s" / "score_vs_budget.png").is_file()
+    manifests = [json.loads(p.read_text()) for p in (out / "s").glob("*/manifest.json")]
+    assert len(manifests) == 2 and {m["suite"] for m in manifests} == {"tiny"}
