@@ -22,6 +22,7 @@ from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
 from zeroscrolls.templates import load_templates
 
 TINY_SUITE = """
+from dataclasses import replace
 from pathlib import Path
 
 from zeroscrolls.metrics import aggregate_metric, f1
@@ -38,6 +39,7 @@ SUITE = Suite(
     score_example=lambda task, prediction, refs: {"f1": f1.example_score(prediction, refs)},
     aggregate_task=lambda task, values: aggregate_metric("f1", values),
 )
+WITH_CSV = replace(SUITE, name="tiny_csv", submission_order=("riddles",), submission_file="riddles.csv")
 """
 
 
@@ -52,7 +54,9 @@ def tiny_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     dist = site / "tiny_suite-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tiny-suite\nVersion: 1.0\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[zeroscrolls.suites]\ntiny = tiny_suite:SUITE\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[zeroscrolls.suites]\ntiny = tiny_suite:SUITE\ntiny_csv = tiny_suite:WITH_CSV\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(site))
     data = tmp_path / "data" / "riddles"
     data.mkdir(parents=True)
@@ -175,6 +179,9 @@ def test_score_compare_and_export_follow_the_suite(tiny_suite: Path, tmp_path: P
     assert exported.exit_code == 2 and "the Tiny suite has no leaderboard submission format" in exported.output
     verified = CliRunner().invoke(app, ["verify", str(tiny_run / "submission.csv"), "--suite", "tiny"])
     assert verified.exit_code == 2 and "the Tiny suite has no leaderboard submission format" in verified.output
+    with_csv = CliRunner().invoke(app, ["export", str(tiny_run), "--suite", "tiny_csv"])
+    assert with_csv.exit_code == 0, with_csv.output
+    assert (tiny_run / "riddles.csv").read_text(encoding="utf-8").startswith("Task,ID,Prediction\nriddles,")
 
 
 def test_a_sweep_of_a_third_party_suite(tiny_suite: Path, tmp_path: Path) -> None:

@@ -13,14 +13,17 @@ from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.task import DEFAULT_SUITE
 
-OFFICIAL_FILE_NAME = "zero_scrolls_predictions.csv"
-
 
 def export(
     run: Annotated[Path, typer.Argument(help="Run folder (results/<run-name>) holding predictions/<task>.json.")],
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help=f"CSV file to write (default: RUN/{OFFICIAL_FILE_NAME})."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="CSV file to write (default: the suite's file name in RUN, zero_scrolls_predictions.csv for "
+            "ZeroSCROLLS).",
+        ),
     ] = None,
     allow_missing: Annotated[
         bool, typer.Option("--allow-missing", help="Export even when tasks or ids have no prediction.")
@@ -48,7 +51,7 @@ def export(
             f"[yellow]warning:[/yellow] {run} holds {found.split} predictions; the leaderboard scores the test "
             "split (zeroscrolls run --split test)"
         )
-    target = output or run / OFFICIAL_FILE_NAME
+    target = output or run / chosen.submission_file
     rows = write_submission(found.predictions, target, tasks)
     typer.echo(f"Wrote {rows} predictions for {len(found.predictions)} tasks to {target}")
 

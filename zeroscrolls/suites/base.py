@@ -54,6 +54,8 @@ class Suite:
     the suite's tasks; they know tasks by their ZeroSCROLLS names and facts."""
     submission_order: tuple[str, ...] | None = None
     """Task order of the leaderboard CSV (`Task,ID,Prediction`), or None when the suite has no submission format."""
+    submission_file: str = "predictions.csv"
+    """The name `zeroscrolls export` gives the CSV inside the run folder."""
 
     def get_task(self, name: str) -> Task:
         return lookup_task(self.tasks, name, self.title)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from zeroscrolls.metrics import aggregate, score_example
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, SUBMISSION_ORDER, TASKS
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, SUBMISSION_FILE, SUBMISSION_ORDER, TASKS
 
 SUITE = Suite(
     name="zeroscrolls",
@@ -17,4 +17,5 @@ SUITE = Suite(
     aggregate_task=aggregate,
     format_diagnostics=True,
     submission_order=SUBMISSION_ORDER,
+    submission_file=SUBMISSION_FILE,
 )

@@ -57,5 +57,8 @@ SUBMISSION_ORDER: tuple[str, ...] = (
 )
 """Task order of the official submission CSV (spec §6)."""
 
+SUBMISSION_FILE = "zero_scrolls_predictions.csv"
+"""The file name the leaderboard asks for."""
+
 PROMPTS = resources.files("zeroscrolls.suites.zeroscrolls") / "prompts"
 """The packaged `<task>.yaml` templates."""
