@@ -37,11 +37,11 @@ def test_score_of_a_run_folder_uses_the_data_source_in_its_manifest(tmp_path: Pa
 
 def test_cli_start_up_imports_no_heavy_library() -> None:
     """`zeroscrolls --help` and light commands start fast: pandas, matplotlib, the SDKs and torch are imported only
-    by the commands that use them."""
+    by the commands that use them, and so are asyncio and sqlite3."""
     code = (
         "import sys, zeroscrolls.cli.main; "
         "print(','.join(m for m in ('pandas', 'matplotlib', 'numpy', 'openai', 'anthropic', 'torch', 'tiktoken', "
-        "'huggingface_hub', 'transformers', 'vllm', 'rouge_score') if m in sys.modules))"
+        "'huggingface_hub', 'transformers', 'vllm', 'rouge_score', 'asyncio', 'sqlite3') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == ""

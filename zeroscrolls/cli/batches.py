@@ -3,7 +3,6 @@ submission and the dry run's standard-price line."""
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -55,6 +54,8 @@ def submit_without_waiting(
 ) -> None:
     """Submit what the cache and the live batches lack for every plan and say so: with `collect` (`--no-wait`),
     the command that collects the results; without, that the command now waits for them."""
+    import asyncio
+
     from zeroscrolls.providers.base import FatalProviderError
     from zeroscrolls.providers.batch import BatchAPIError, BatchProvider, SubmitSummary
 
@@ -159,6 +160,8 @@ def cancel(
 
     Example: zeroscrolls batches cancel batch_abc123
     """
+    import asyncio
+
     from zeroscrolls.providers.base import FatalProviderError, resolve_provider
     from zeroscrolls.providers.batch import BatchAPIError, BatchSettings, batched
 

@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.errors import UsageError
-from zeroscrolls.storage import damaged_cache
 
 if TYPE_CHECKING:
     from zeroscrolls.cache import GenerationCache
@@ -124,6 +123,7 @@ def check(cache: CacheOption = None) -> None:
     Example: zeroscrolls cache check
     """
     from zeroscrolls.cache import default_cache_path, integrity_problems
+    from zeroscrolls.storage import damaged_cache
 
     target = cache or default_cache_path()
     if not target.is_file():
