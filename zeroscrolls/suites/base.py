@@ -26,10 +26,13 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "zeroscrolls.suites"
 BUILTIN_SUITES: dict[str, str] = {
     "zeroscrolls": "zeroscrolls.suites.zeroscrolls.suite:SUITE",
+    "narrativexl": "zeroscrolls.suites.narrativexl.suite:SUITE",
 }
 
 RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], list[Example]]
 """(task, split, data source, the suite's templates) -> the task's examples, references grouped by id."""
+TaskLister = Callable[[DataSource, str], list[str]]
+"""(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class Suite:
     """Task order of the leaderboard CSV (`Task,ID,Prediction`), or None when the suite has no submission format."""
     submission_file: str = "predictions.csv"
     """The name `zeroscrolls export` gives the CSV inside the run folder."""
+    list_tasks: TaskLister | None = None
+    """Which tasks a data source holds, when its layout is not `<task>/<split>.jsonl` (None: that layout)."""
 
     def get_task(self, name: str) -> Task:
         return lookup_task(self.tasks, name, self.title)
@@ -76,6 +81,8 @@ class Suite:
 
     def available_tasks(self, source: DataSource, split: str) -> list[str]:
         """The suite's tasks `source` holds for `split`, in the official order."""
+        if self.list_tasks is not None:
+            return self.list_tasks(source, split)
         return source.available_tasks(split, self.tasks)
 
 

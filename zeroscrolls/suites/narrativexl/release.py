@@ -1,0 +1,166 @@
+"""The NarrativeXL release on disk: `Questions/{substituted,raw}/shortform/<gutenberg_id>.questions_shortform`.
+
+Each file is "CSV-like" text with the authors' multi-character separators (their `settings.py`): a header row, then
+one row per scene of the book in reading order. Cells holding several questions join them with a list separator.
+Files are decoded as the authors' loaders do (utf-8, utf-16, cp1252, latin-1, first that works); we also require
+the decoded text to hold the column separator, so a wrong decoding that happens not to fail is not taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from zeroscrolls.data import DataSource
+from zeroscrolls.errors import UsageError
+
+COLUMN_SEPARATOR = "###THISISOURUNIQUECOLUMNSEPARATORUNLIKELYTOBEENCOUNTEREDINANYBOOK###"
+LINE_SEPARATOR = "###THISISOURUNIQUELINESEPARATORUNLIKELYTOBEENCOUNTEREDINANYBOOK###"
+LIST_SEPARATOR = "###THISISOURUNIQUESUMMARYSEPARATORUNLIKELYTOBEENCOUNTEREDINANYBOOK###"
+HEADER = ("WHEN_ASKED", "RAW_CHUNK", "OVERLAPPED_CHUNK", "QUESTIONS", "QUESTION_ANSWERS", "QUESTION_TYPES", "MEMLOADS")
+ENCODINGS = ("utf-8", "utf-16", "cp1252", "latin-1")
+QUESTION_TYPES = ("Lookahead", "Change", "Otherbook")
+NUM_OPTIONS = 6
+"""Every question has six numbered options; option 6 is always "None of the above."."""
+SUFFIX = ".questions_shortform"
+DEFAULT_VARIANT = "substituted"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice question of a book, with what the data knows about it."""
+
+    book: str
+    row: int
+    """0-based data row (scene) at which the question is asked."""
+    position: int
+    """The question's position in its row's cells."""
+    text: str
+    answer: str
+    """The correct option's number, "1" to "6"."""
+    type: str
+    retention: int
+    """Scenes between the true scene and the one just read (MEMLOADS); 0 = the scene just read."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.book}-{self.row}-{self.position}"
+
+
+@dataclass(frozen=True)
+class Book:
+    """One book's scenes in reading order and its questions."""
+
+    id: str
+    scenes: tuple[str, ...]
+    questions: tuple[Question, ...]
+
+
+def questions_folder(source: DataSource) -> Path:
+    """The folder of `*.questions_shortform` files: `--data DIR` is the unpacked release (its substituted
+    questions) or a folder holding the files itself (e.g. `DIR/Questions/raw/shortform` for the raw ones)."""
+    if source.kind != "dir" or source.path is None:
+        raise UsageError(
+            f"--data {source.describe()}: NarrativeXL reads a local copy of its release; pass --data DIR with DIR "
+            "the unpacked archive from https://osf.io/4nz6x (holding Questions/substituted/shortform/)"
+        )
+    release = source.path / "Questions" / DEFAULT_VARIANT / "shortform"
+    if release.is_dir():
+        return release
+    if any(source.path.glob(f"*{SUFFIX}")):
+        return source.path
+    raise UsageError(
+        f"--data {source.path}: neither Questions/{DEFAULT_VARIANT}/shortform/ nor *{SUFFIX} files are there; pass "
+        "the unpacked NarrativeXL release, or its Questions/raw/shortform folder for the questions without "
+        "substituted names"
+    )
+
+
+def book_files(folder: Path) -> list[Path]:
+    """The question files, in Gutenberg id order (numeric ids numerically)."""
+    files = [p for p in folder.glob(f"*{SUFFIX}") if p.is_file()]
+    return sorted(files, key=lambda p: (not p.stem.isdigit(), int(p.stem) if p.stem.isdigit() else 0, p.stem))
+
+
+def read_books(source: DataSource) -> Iterator[Book]:
+    """Every book of the source, in Gutenberg id order."""
+    folder = questions_folder(source)
+    files = book_files(folder)
+    if not files:
+        raise UsageError(f"{folder}: no *{SUFFIX} files")
+    for path in files:
+        yield read_book(path)
+
+
+def read_book(path: Path) -> Book:
+    """One `<gutenberg_id>.questions_shortform` file; malformed content is a usage error naming file and row."""
+    text = _decode(path)
+    lines = [line for line in text.split(LINE_SEPARATOR) if line.strip()]
+    if not lines:
+        raise UsageError(f"{path}: the file is empty; expected a header row {', '.join(HEADER)}")
+    header = tuple(cell.strip() for cell in lines[0].split(COLUMN_SEPARATOR))
+    if header != HEADER:
+        raise UsageError(f"{path}: header row is {', '.join(header)}; expected {', '.join(HEADER)}")
+    scenes: list[str] = []
+    questions: list[Question] = []
+    for row, line in enumerate(lines[1:]):
+        cells = line.split(COLUMN_SEPARATOR)
+        if len(cells) != len(HEADER):
+            raise UsageError(
+                f"{path}: data row {row} has {len(cells)} columns, expected {len(HEADER)} ({', '.join(HEADER)}); "
+                "is the file cut short or edited?"
+            )
+        values = dict(zip(HEADER, cells, strict=True))
+        scenes.append(values["RAW_CHUNK"].strip())
+        questions.extend(_row_questions(path, path.stem, row, values))
+    return Book(path.stem, tuple(scenes), tuple(questions))
+
+
+def _decode(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    for encoding in ENCODINGS:
+        try:
+            text = data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if COLUMN_SEPARATOR in text:
+            return text.lstrip("\ufeff")
+    raise UsageError(
+        f"{path}: no column separator {COLUMN_SEPARATOR} in it under any of the encodings {', '.join(ENCODINGS)}; "
+        "is it a NarrativeXL questions_shortform file?"
+    )
+
+
+def _row_questions(path: Path, book: str, row: int, values: dict[str, str]) -> list[Question]:
+    where = f"{path}: data row {row}"
+    columns = ("QUESTIONS", "QUESTION_ANSWERS", "QUESTION_TYPES", "MEMLOADS")
+    lists = [_split_list(values[c]) for c in columns]
+    counts = {c: len(items) for c, items in zip(columns, lists, strict=True)}
+    if len(set(counts.values())) != 1:
+        listed = ", ".join(f"{c} {n}" for c, n in counts.items())
+        raise UsageError(f"{where}: the question columns hold different numbers of entries ({listed})")
+    found = []
+    for k, (text, answer, kind, memload) in enumerate(zip(*lists, strict=True)):
+        if answer not in {str(n) for n in range(1, NUM_OPTIONS + 1)}:
+            raise UsageError(f"{where}, question {k}: answer {answer!r} is not an option number 1-{NUM_OPTIONS}")
+        if kind not in QUESTION_TYPES:
+            raise UsageError(f"{where}, question {k}: type {kind!r} is not one of {', '.join(QUESTION_TYPES)}")
+        try:
+            retention = int(memload)
+        except ValueError:
+            raise UsageError(f"{where}, question {k}: MEMLOADS {memload!r} is not a whole number") from None
+        if retention < 0:
+            raise UsageError(f"{where}, question {k}: MEMLOADS {retention} is negative")
+        found.append(Question(book, row, k, text.strip(), answer, kind, retention))
+    return found
+
+
+def _split_list(cell: str) -> list[str]:
+    """A cell's entries; an empty cell holds none (incomplete questions were dropped by the authors)."""
+    if not cell.strip():
+        return []
+    return [item.strip() for item in cell.split(LIST_SEPARATOR)]

@@ -1,0 +1,19 @@
+"""NarrativeXL as a `Suite`: the value `--suite narrativexl` hands to the code."""
+
+from __future__ import annotations
+
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.narrativexl.metric import aggregate, score_example
+from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples
+from zeroscrolls.suites.narrativexl.tasks import PROMPTS, TASKS
+
+SUITE = Suite(
+    name="narrativexl",
+    title="NarrativeXL",
+    tasks=TASKS,
+    prompt_folders=(PROMPTS,),
+    read_rows=load_examples,
+    score_example=score_example,
+    aggregate_task=aggregate,
+    list_tasks=available_tasks,
+)
