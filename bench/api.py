@@ -6,16 +6,22 @@
 (b) a tokens-per-minute limit enforced by the server (a bucket holding 2 s of it): wall seconds against the ideal
     total tokens / TPM, the limit learnt from the server's headers; target within 10 % with at most one 429.
 (c) the same run again with a warm cache: requests sent; target 0.
+(d) a streaming run: `zeroscrolls run` in its own process on the real rows copied 10 times with distinct markers
+    (1,420 prompts), concurrency 32: seconds until the first request arrives, the span from first to last request,
+    and wall time minus that span; then peak RSS of the process at 10 and 100 copies. Targets: first request and
+    wall minus span each <= 4 s; peak RSS <= 400 MB at 10 copies and at most 2x that at 100.
 
 Prompts are real validation rows (9 per task, 63 requests) for gpt-4 at 8192 tokens, truncated officially.
 
-    python bench/api.py            (from the repository root; reads tests/data/zeroscrolls)
+    python bench/api.py               (from the repository root; reads tests/data/zeroscrolls)
+    python bench/api.py --streaming   (only (d))
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -107,10 +113,64 @@ def charged_tokens(server: ApiServer, calls: list[Received]) -> int:
     return sum(server.prompt_tokens(c.body) + c.body["max_tokens"] for c in calls)
 
 
+def copied_rows(copies: int) -> dict[str, list[dict]]:
+    """The real rows `copies` times, each copy's document opening with its own marker, so every prompt is distinct."""
+    copied: dict[str, list[dict]] = {}
+    for task, rows in official_rows(REAL_DATA).items():
+        copied[task] = []
+        for n in range(copies):
+            for row in rows:
+                marker = f"[copy {n}] "
+                start = row["document_start_index"]
+                shifted = {k: v + len(marker) for k, v in row.items() if k.endswith("_index") and v > start}
+                text = row["input"][:start] + marker + row["input"][start:]
+                copied[task].append(
+                    row | shifted | {"id": f"{row['id']}-{n}", "pid": f"{row['id']}-{n}", "input": text}
+                )
+    return copied
+
+
+def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, float, float, float, float]:
+    """`zeroscrolls run` in a process of its own on `copies` copies of the rows: prompts sent, wall seconds, seconds
+    to the first request, seconds from first to last request, peak RSS in MB."""
+    data = work / f"copies-{copies}"
+    write_rows(copied_rows(copies), data)
+    command = [sys.executable, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
+    command += ["--base-url", server.openai_base_url, "--concurrency", "32", "--no-cache"]
+    command += ["--output", str(work / "stream"), "--run-name", f"copies-{copies}"]
+    before = len(server.received)
+    start = time.monotonic()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.monotonic() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode == 0, f"the run exited with {process.returncode}"
+    arrivals = [c.at for c in server.received[before:]]
+    return len(arrivals), wall, arrivals[0] - start, arrivals[-1] - arrivals[0], usage.ru_maxrss / 1024
+
+
+def streaming(work: Path) -> None:
+    print("(d) streaming run (`zeroscrolls run` in its own process, concurrency 32, no cache)")
+    peaks = []
+    with ApiServer(latency=LATENCY_S).running() as server:
+        for copies in (10, 100):
+            sent, wall, first, span, peak = streaming_run(work, server, copies)
+            server.received.clear()
+            peaks.append(peak)
+            print(
+                f"  {copies:3d} copies, {sent:,} prompts: wall {wall:.2f} s, first request after {first:.2f} s, "
+                f"requests {span:.2f} s, wall minus requests {wall - span:.2f} s, peak RSS {peak:.0f} MB"
+            )
+    print(f"  peak RSS grows {peaks[1] / peaks[0]:.2f}x from 10 to 100 copies")
+
+
 def main() -> None:
     os.environ["OPENAI_API_KEY"] = "sk-bench-local"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if "--streaming" in sys.argv:
+            streaming(work)
+            return
         data = work / "data"
         write_rows(official_rows(REAL_DATA), data)
         counter = load_tokenizer("tiktoken:cl100k_base")
@@ -153,6 +213,7 @@ def main() -> None:
                 before = len(server.received)
                 warm = timed_execute(plan_run(config(data, work, server, 32)), cache)
             print(f"  cold {cold:.2f} s; warm rerun {warm:.2f} s with {len(server.received) - before} requests sent")
+        streaming(work)
 
 
 if __name__ == "__main__":
