@@ -31,7 +31,7 @@ GOLDEN = Request(
     identity={"endpoint": "https://api.openai.com/v1"},
     task="qasper",
     example_id="x1",
-    document="doc",
+    document_span=(0, 3),
     prompt_tokens=5,
 )
 GOLDEN_CANONICAL = (
@@ -67,7 +67,7 @@ def test_every_identity_field_changes_the_key(change: dict) -> None:
 
 
 @pytest.mark.parametrize(
-    "change", [{"task": "quality"}, {"example_id": "x2"}, {"document": "other"}, {"prompt_tokens": 9}]
+    "change", [{"task": "quality"}, {"example_id": "x2"}, {"document_span": (1, 2)}, {"prompt_tokens": 9}]
 )
 def test_bookkeeping_fields_leave_the_key_alone(change: dict) -> None:
     assert replace(GOLDEN, **change).key() == GOLDEN_KEY

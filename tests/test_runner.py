@@ -148,3 +148,20 @@ def test_priced_provider_reports_its_cost(tmp_path: Path) -> None:
         for r in result.results["quality"]
     )
     assert result.totals.cost_usd == pytest.approx(expected)
+
+
+def test_a_planned_request_holds_its_document_only_inside_its_prompt(tmp_path: Path) -> None:
+    data, options = DataSource.parse("sample"), {"base_url": "http://127.0.0.1:9"}
+    tasks = ("narrative_qa", "gov_report")
+    plan = plan_run(RunConfig("gpt-4", None, 2048, tasks, limit=2, data=data, provider_options=options))
+    for items in plan.examples.values():
+        for planned in items:
+            request = planned.request
+            assert request is not None and request.messages is not None
+            text = request.messages[0][1]
+            start, end = request.document_span or (0, 0)
+            assert request.document == text[start:end] and len(request.document) > 100
+            assert text[:start].endswith(":\n") and text[end:].startswith("... [The rest of the")
+            assert request.document in planned.example.document  # the kept head, from the example's document
+            strings = [v for v in vars(request).values() if isinstance(v, str)]
+            assert not any(request.document in s for s in strings)  # no second copy beside the messages

@@ -96,7 +96,7 @@ def make_request(
         identity=provider.identity(),
         task=example.task,
         example_id=example.id,
-        document=fitted.kept_document,
+        document_span=fitted.document_span,
         prompt_tokens=fitted.record.prompt_tokens,
         suite=suite,
     )

@@ -13,7 +13,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 from zeroscrolls.errors import ExampleError
 from zeroscrolls.templates import PromptParts
@@ -51,12 +51,16 @@ class FittedPrompt:
 
     text: str
     record: TruncationRecord
-    kept_document: str
-    """The document as the model sees it (its kept head when cut)."""
+    document_span: tuple[int, int]
+    """Where the document as the model sees it (its kept head when cut) lies in `text`: no second copy of it."""
     token_ids: tuple[int, ...] | None = None
     """Exact encoder input for seq2seq models (official HF runner: P ++ S, ending with EOS)."""
     prefill: str | None = None
     stop: str | None = None
+
+    @property
+    def kept_document(self) -> str:
+        return self.text[self.document_span[0] : self.document_span[1]]
 
 
 def proxy_positions(document: str, cuts: list[int]) -> list[int]:
@@ -94,6 +98,8 @@ class Truncator:
 
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
+        self._encodes = isinstance(tokenizer, Tokenizer)
+        """Checked once: a runtime protocol check per encoding costs more than a short encoding."""
         self._ids: _LRU[tuple[str, bool], array[int]] = _LRU(cache_size)
         self._counts: _LRU[tuple[str, bool], int] = _LRU(4 * cache_size)
 
@@ -104,13 +110,11 @@ class Truncator:
         return self.tokenizer.chat_overhead if isinstance(self.tokenizer, HFTokenizer) else None
 
     def _encode(self, text: str, special: bool = False) -> array[int]:
-        assert isinstance(self.tokenizer, Tokenizer)
-        tokenizer = self.tokenizer
+        tokenizer = cast(Tokenizer, self.tokenizer)
         return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
 
     def _count(self, text: str, special: bool = False) -> int:
-        assert isinstance(self.tokenizer, Tokenizer)
-        tokenizer = self.tokenizer
+        tokenizer = cast(Tokenizer, self.tokenizer)
         return self._counts.get((text, special), lambda: len(tokenizer.encode(text, add_special_tokens=special)))
 
     def fit(
@@ -133,7 +137,7 @@ class Truncator:
         """
         if encoder_decoder:
             return self._fit_seq2seq(parts, max_tokens, where)
-        if not isinstance(self.tokenizer, Tokenizer):
+        if not self._encodes:
             return self._fit_by_count(parts, max_tokens, generation_budget, where)
         return self._fit_decoder(parts, max_tokens, generation_budget, chat, where)
 
@@ -146,13 +150,8 @@ class Truncator:
         template = self.chat_template_tokens if chat else None
         if len(ids) + (template or 0) <= max_tokens - budget:  # spec §3.4: the official 9 is not in the fit test
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
-            return FittedPrompt(
-                parts.text,
-                record,
-                parts.text[parts.document_start : parts.document_end],
-                prefill=parts.prefill,
-                stop=parts.stop,
-            )
+            span = (parts.document_start, parts.document_end)
+            return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
         suffix_tokens = self._count(parts.suffix)
         overhead = (CHAT_OVERHEAD if template is None else template) if chat else 0
         keep = max_tokens - suffix_tokens - budget - 1 - overhead
@@ -160,18 +159,16 @@ class Truncator:
         if keep < head_tokens:
             raise self._too_small(where, max_tokens, budget, head_tokens + suffix_tokens)
         head = self.tokenizer.decode(ids[:keep].tolist())
-        kept_document = head[parts.document_start :]
         text = head + parts.suffix
         record = TruncationRecord(doc_tokens, keep - head_tokens, True, len(self.tokenizer.encode(text)))
-        return FittedPrompt(text, record, kept_document, prefill=parts.prefill, stop=parts.stop)
+        return FittedPrompt(text, record, (parts.document_start, len(head)), prefill=parts.prefill, stop=parts.stop)
 
     def _fit_seq2seq(self, parts: PromptParts, max_tokens: int, where: str) -> FittedPrompt:
         ids = self._encode(parts.text, special=True)
         doc_tokens = self._document_tokens(parts)
-        document = parts.text[parts.document_start : parts.document_end]
         if len(ids) <= max_tokens:
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
-            return FittedPrompt(parts.text, record, document, token_ids=tuple(ids))
+            return FittedPrompt(parts.text, record, (parts.document_start, parts.document_end), token_ids=tuple(ids))
         suffix_ids = self._encode(parts.suffix, special=True)
         head_tokens = self._count(parts.text[: parts.document_start])
         room = max_tokens - len(suffix_ids)
@@ -181,7 +178,7 @@ class Truncator:
         head = self.tokenizer.decode(prefix_ids)
         token_ids = tuple(prefix_ids) + tuple(suffix_ids)
         record = TruncationRecord(doc_tokens, room - head_tokens, True, len(token_ids))
-        return FittedPrompt(head + parts.suffix, record, head[parts.document_start :], token_ids=token_ids)
+        return FittedPrompt(head + parts.suffix, record, (parts.document_start, len(head)), token_ids=token_ids)
 
     def _fit_by_count(self, parts: PromptParts, max_tokens: int, budget: int, where: str) -> FittedPrompt:
         """Count-only tokenizers (Anthropic): the longest document head whose whole prompt fits.
@@ -206,7 +203,8 @@ class Truncator:
         doc_tokens = max(total - empty, 0)
         if total <= max_tokens - budget:
             record = TruncationRecord(doc_tokens, doc_tokens, False, total)
-            return FittedPrompt(parts.text, record, document, prefill=parts.prefill, stop=parts.stop)
+            span = (parts.document_start, parts.document_end)
+            return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
         limit = max_tokens - budget - 1
         if empty > limit:
             raise self._too_small(where, max_tokens, budget, empty)
@@ -232,7 +230,8 @@ class Truncator:
             last_fit = fits
         kept = document[: cuts[lo]]
         record = TruncationRecord(doc_tokens, best - empty, True, best)
-        return FittedPrompt(parts.with_document(kept), record, kept, prefill=parts.prefill, stop=parts.stop)
+        span = (parts.document_start, parts.document_start + len(kept))
+        return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
     @staticmethod
     def _too_small(where: str, max_tokens: int, budget: int, needed: int) -> ExampleError:

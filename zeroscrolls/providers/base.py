@@ -36,7 +36,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Request:
-    """One generation to make. Identity fields go into `key()`; `task`, `example_id`, `document` and
+    """One generation to make. Identity fields go into `key()`; `task`, `example_id`, `document_span` and
     `prompt_tokens` do not, since the prompt already determines the output; neither do credentials, concurrency,
     timeouts or retries, which cannot change the text."""
 
@@ -56,12 +56,21 @@ class Request:
     """Provider options that decide who answers (the API endpoint, ...): `Provider.identity()`, JSON-serialisable."""
     task: str = ""
     example_id: str = ""
-    document: str = ""
-    """The document as the model sees it (its kept head when truncated); the naive baselines sample from it."""
+    document_span: tuple[int, int] | None = None
+    """Where the document as the model sees it (its kept head when truncated) lies in the prompt text (the first
+    message's content for chat requests); `document` slices it out, so a request holds no second copy."""
     prompt_tokens: int | None = None
     """Prompt tokens as truncation counted them (None: not counted); API providers reserve rate limits with it."""
     suite: str = DEFAULT_SUITE
     """The benchmark suite the example belongs to: in the key unless it is ZeroSCROLLS, whose keys stay as they were."""
+
+    @property
+    def document(self) -> str:
+        """The document as the model sees it ('' when unknown); the naive baselines sample from it."""
+        if self.document_span is None:
+            return ""
+        text = self.prompt if self.prompt is not None else self.messages[0][1] if self.messages else ""
+        return text[self.document_span[0] : self.document_span[1]]
 
     def key(self) -> str:
         """sha256 of `canonical()`: the cache key."""
