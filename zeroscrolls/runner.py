@@ -39,6 +39,10 @@ from zeroscrolls.tokenizers import AnthropicTokenCounter
 from zeroscrolls.truncation import Truncator
 
 NOT_SENT = "not sent: the run stopped before this request"
+RUN_ENCODINGS = 64
+"""Encodings a single run's truncator remembers: it reuses one only within an example (and a task's shared head),
+so keeping more would hold every document's token ids for the whole run. Sweeps size theirs to share across
+budgets."""
 
 
 def plan_run(
@@ -71,7 +75,7 @@ def plan_run(
     templates = suite.load_templates(config.prompts)
     layouts = suite.load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks, skipped = _select_tasks(config)
-    truncator = truncator or Truncator(provider.tokenizer(profile))
+    truncator = truncator or Truncator(provider.tokenizer(profile), cache_size=RUN_ENCODINGS)
     keep_counts(truncator, cache)
     loaded = {task: suite.load_examples(task, config.split, config.data, layouts)[: config.limit] for task in tasks}
     triples = [(ex, templates[task], suite.get_task(task)) for task in tasks for ex in loaded[task]]
