@@ -194,3 +194,28 @@ def test_count_only_tokenizer_keeps_the_longest_fitting_head() -> None:
     assert counter.count(one_more + (fitted.prefill or "")) > limit  # the longest head that fits
     assert fitted.text.endswith("... [The rest of the story is omitted]\n\nQuestion:\nWhere did Tom meet Ann?")
     assert counter.calls < 40  # a binary search, not a scan
+
+
+class CharactersEncoded(WhitespaceTokenizer):
+    """The whitespace tokenizer, adding up how many characters it was asked to encode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.characters = 0
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        self.characters += len(text)
+        return super().encode(text, add_special_tokens)
+
+
+def test_a_cut_document_is_tokenized_once() -> None:
+    ex = example("narrative_qa", " ".join(f"w{i}" for i in range(5000)), "Where did Tom meet Ann?")
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    tokenizer = CharactersEncoded()
+    fitted = Truncator(tokenizer).fit(parts, 1000, 64, chat=True)
+    assert fitted.record.truncated
+    document = parts.text[parts.document_start : parts.document_end]
+    assert tokenizer.characters < len(parts.text) + len(fitted.text) + 1000  # not the document a second time
+    words, kept_words = len(document.split()), len(fitted.kept_document.split())
+    assert abs(fitted.record.document_tokens - words) <= 1  # counted within the prompt's encoding, at its edges
+    assert fitted.record.kept_fraction == pytest.approx(kept_words / words, abs=2 / words)
