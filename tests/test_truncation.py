@@ -217,5 +217,5 @@ def test_a_cut_document_is_tokenized_once() -> None:
     document = parts.text[parts.document_start : parts.document_end]
     assert tokenizer.characters < len(parts.text) + len(fitted.text) + 1000  # not the document a second time
     words, kept_words = len(document.split()), len(fitted.kept_document.split())
-    assert abs(fitted.record.document_tokens - words) <= 1  # counted within the prompt's encoding, at its edges
+    assert abs(fitted.record.document_tokens - words) <= 1  # the prompt less the prompt without its document
     assert fitted.record.kept_fraction == pytest.approx(kept_words / words, abs=2 / words)
