@@ -130,9 +130,9 @@ def copied_rows(copies: int) -> dict[str, list[dict]]:
     return copied
 
 
-def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, float, float, float, float]:
+def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, float, float, float, float, float]:
     """`zeroscrolls run` in a process of its own on `copies` copies of the rows: prompts sent, wall seconds, seconds
-    to the first request, seconds from first to last request, peak RSS in MB."""
+    to the first request, seconds from first to last request, peak RSS in MB, CPU seconds."""
     data = work / f"copies-{copies}"
     write_rows(copied_rows(copies), data)
     command = [sys.executable, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
@@ -146,7 +146,8 @@ def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, floa
     process.returncode = os.waitstatus_to_exitcode(status)
     assert process.returncode == 0, f"the run exited with {process.returncode}"
     arrivals = [c.at for c in server.received[before:]]
-    return len(arrivals), wall, arrivals[0] - start, arrivals[-1] - arrivals[0], usage.ru_maxrss / 1024
+    cpu = usage.ru_utime + usage.ru_stime
+    return len(arrivals), wall, arrivals[0] - start, arrivals[-1] - arrivals[0], usage.ru_maxrss / 1024, cpu
 
 
 def streaming(work: Path) -> None:
@@ -154,12 +155,13 @@ def streaming(work: Path) -> None:
     peaks = []
     with ApiServer(latency=LATENCY_S).running() as server:
         for copies in (10, 100):
-            sent, wall, first, span, peak = streaming_run(work, server, copies)
+            sent, wall, first, span, peak, cpu = streaming_run(work, server, copies)
             server.received.clear()
             peaks.append(peak)
             print(
                 f"  {copies:3d} copies, {sent:,} prompts: wall {wall:.2f} s, first request after {first:.2f} s, "
-                f"requests {span:.2f} s, wall minus requests {wall - span:.2f} s, peak RSS {peak:.0f} MB"
+                f"requests {span:.2f} s, wall minus requests {wall - span:.2f} s, peak RSS {peak:.0f} MB, "
+                f"CPU {cpu:.1f} s"
             )
     print(f"  peak RSS grows {peaks[1] / peaks[0]:.2f}x from 10 to 100 copies")
 
