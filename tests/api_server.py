@@ -4,7 +4,8 @@ It speaks POST /v1/chat/completions, /v1/completions, /v1/messages and /v1/messa
 JSON shapes and rate-limit headers, so the official SDKs talk to it through their base URL. It can add latency,
 enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
 Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
-demand (429, 500, 529, 401, dropped connections). It records every body it received, with the time and status.
+demand (429, 500, 529, 401, dropped connections, hangs, malformed or null-content 200 answers, content-filter
+stops). It records every body it received, with the time and status.
 """
 
 from __future__ import annotations
@@ -43,12 +44,23 @@ API_MODEL_VERSIONS = {"gpt-4": "gpt-4-0613", "gpt-3.5-turbo-instruct": "gpt-3.5-
 
 @dataclass(frozen=True)
 class Fault:
-    """A failure the server answers with instead of a generation. status 0 drops the connection."""
+    """A failure the server answers with instead of a generation. status 0 drops the connection; status 200 is an
+    answer that is not a usable generation (`body`, or `content` / `finish_reason` in the API's real shape)."""
 
     status: int
     retry_after: float | None = None
     message: str = ""
     code: str | None = None
+    body: str | None = None
+    """Sent verbatim as the JSON body (e.g. cut off mid-way)."""
+    content: str | None = None
+    """Status 200 without `body`: the answer's text (None: what the model writes)."""
+    null_content: bool = False
+    """Status 200 without `body`: send the answer's content as null."""
+    finish_reason: str | None = None
+    """Status 200 without `body`: the finish (stop) reason; None = the normal one."""
+    delay: float = 0.0
+    """Seconds the server waits before answering (past the client's timeout: a hang)."""
 
 
 @dataclass(frozen=True)
@@ -183,13 +195,18 @@ class ApiServer:
             return await self._count(path, body, headers)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
+        if fault is not None and fault.delay:
+            await asyncio.sleep(fault.delay)
         if fault is not None and fault.status == 0 and transport is not None:
             self._record(path, body, 0)
             transport.abort()
             return web.Response()
         if fault is not None and fault.status == 0:  # a batch request has no connection to drop: a server error
             fault = Fault(500)
-        if fault is not None:
+        if fault is not None and fault.body is not None:
+            self._record(path, body, fault.status)
+            return web.Response(text=fault.body, status=fault.status, content_type="application/json")
+        if fault is not None and fault.status != 200:
             return self._error(path, body, fault, anthropic)
         prompt_tokens = self.prompt_tokens(body)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 16
@@ -217,7 +234,11 @@ class ApiServer:
             with self._lock:
                 self._in_flight -= 1
         text, finish, stop_sequence = self._generate(body, max_tokens, anthropic)
+        if fault is not None:  # a 200 answer with the content or finish reason the test asked for
+            text = text if fault.content is None else fault.content
+            finish = fault.finish_reason or finish
         output_tokens = self.count_tokens(text)
+        null = fault is not None and fault.null_content
         model = body["model"]
         served = API_MODEL_VERSIONS.get(model, model)
         n = next(self._ids)
@@ -229,7 +250,7 @@ class ApiServer:
                     "type": "message",
                     "role": "assistant",
                     "model": served,
-                    "content": [{"type": "text", "text": text}],
+                    "content": None if null else [{"type": "text", "text": text}] if text else [],
                     "stop_reason": finish,
                     "stop_sequence": stop_sequence,
                     "usage": {
@@ -250,10 +271,10 @@ class ApiServer:
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
         if path == "/v1/completions":
-            choice = {"text": text, "index": 0, "logprobs": None, "finish_reason": finish}
+            choice = {"text": None if null else text, "index": 0, "logprobs": None, "finish_reason": finish}
             payload = {"id": f"cmpl-{n}", "object": "text_completion", "choices": [choice]}
         else:
-            message = {"role": "assistant", "content": text, "refusal": None}
+            message = {"role": "assistant", "content": None if null else text, "refusal": None}
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
             payload = {"id": f"chatcmpl-{n}", "object": "chat.completion", "choices": [choice]}
         payload |= {"created": int(time.time()), "model": served, "system_fingerprint": "fp_local", "usage": usage}

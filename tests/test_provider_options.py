@@ -34,7 +34,7 @@ def zs(*args: str | Path) -> tuple[int, str]:
         (
             ("run", "--model", "gpt-4", "--dtype", "float16"),
             "the openai provider does not take --dtype; it takes --api-key-env, --base-url, --concurrency, "
-            "--max-retries, --reasoning-budget, --rpm, --tokenizer, --tpm",
+            "--max-retries, --max-wait, --reasoning-budget, --request-timeout, --rpm, --tokenizer, --tpm",
         ),
         (
             ("run", "--model", "claude-haiku-4-5", "--reasoning-budget", "100"),

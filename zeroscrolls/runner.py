@@ -299,6 +299,7 @@ def _finish(
     """Score what was generated and write the run folder."""
     results = {task: [_example_result(p, generations) for p in items] for task, items in plan.examples.items()}
     totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
+    totals.empty_answers = sum(1 for items in results.values() for r in items if r.prediction == "")
     scores = _score(results, plan.config.suite)
     result = RunResult(plan.folder, totals, scores, results, stopped, fatal)
     try:

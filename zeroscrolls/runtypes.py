@@ -143,6 +143,8 @@ class Totals:
     """Requests the provider answered successfully in this run."""
     failed: int = 0
     """Examples without a prediction: unsendable, failed generation, or not run (cost cap, fatal error)."""
+    empty_answers: int = 0
+    """Examples whose prediction is empty: a valid answer (scored as such), counted because it is rarely meant."""
     input_tokens: int = 0
     """As the provider counted them, else as truncation counted the prompt."""
     output_tokens: int = 0

@@ -112,6 +112,22 @@ NoWaitOption = Annotated[
     bool,
     typer.Option("--no-wait", help="Submit the batches and exit; rerun without it to collect.", rich_help_panel=BATCH),
 ]
+RequestTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        help="Seconds one attempt may take before it counts as a timeout and is retried (default 600).",
+        rich_help_panel=API,
+    ),
+]
+MaxWaitOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-wait",
+        help="Longest wait a server may ask for (Retry-After), in seconds (default 300); longer fails the example.",
+        rich_help_panel=API,
+    ),
+]
 RpmOption = Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)]
 TpmOption = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)]
 
@@ -122,6 +138,8 @@ PROVIDER_OPTION_NAMES = (
     "tokenizer",
     "reasoning_budget",
     "max_retries",
+    "request_timeout",
+    "max_wait",
     "rpm",
     "tpm",
     "batch_size",

@@ -26,6 +26,7 @@ from zeroscrolls.cli.options import (
     MaxModelLenOption,
     MaxRetriesOption,
     MaxTokensOption,
+    MaxWaitOption,
     ModelOption,
     NoCacheOption,
     NoWaitOption,
@@ -34,6 +35,7 @@ from zeroscrolls.cli.options import (
     PromptsOption,
     ProviderOption,
     ReasoningBudgetOption,
+    RequestTimeoutOption,
     RpmOption,
     SplitOption,
     SuiteOption,
@@ -82,6 +84,8 @@ def run(
     tokenizer: TokenizerOption = None,
     reasoning_budget: ReasoningBudgetOption = None,
     max_retries: MaxRetriesOption = None,
+    request_timeout: RequestTimeoutOption = None,
+    max_wait: MaxWaitOption = None,
     rpm: RpmOption = None,
     tpm: TpmOption = None,
     batch_size: BatchSizeOption = None,
@@ -194,6 +198,8 @@ def _print_result(result: RunResult, err: Console) -> None:
         prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
         err.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True)
     t = result.totals
+    if t.empty_answers:
+        err.print(f"note: {t.empty_answers} empty answer(s): valid answers, scored as such (see records/ for each)")
     err.print(
         f"{t.requests} request(s): {t.cache_hits} from the cache, {t.generated} generated, {t.failed} example(s) "
         f"without a prediction; ${t.cost_usd:.4f} spent. Run folder: {escape(str(result.folder.root))}"

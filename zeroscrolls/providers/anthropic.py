@@ -23,7 +23,7 @@ from anthropic.types import Message
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.anthropic_batch import AnthropicBatchAPI
-from zeroscrolls.providers.api import APIProvider, Reply
+from zeroscrolls.providers.api import APIProvider, Reply, reading_reply
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
 from zeroscrolls.ratelimit import ServerLimits, header_number
@@ -55,7 +55,7 @@ def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 class AnthropicProvider(APIProvider):
-    """Options: base_url, api_key_env, max_retries, rpm, tpm, concurrency."""
+    """Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
 
     name = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
@@ -67,6 +67,7 @@ class AnthropicProvider(APIProvider):
 
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
+    withheld_finish_reasons = frozenset({"refusal"})
 
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
         """Any Claude model: claude-tags prompts, tokens counted by the count-tokens endpoint for that model."""
@@ -133,7 +134,8 @@ class AnthropicProvider(APIProvider):
         return self.prompt_tokens(request)
 
     def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
+        timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
 
     def batch_api(self) -> AnthropicBatchAPI:
         """Message Batches on this provider's server and key, for `--batch`."""
@@ -155,17 +157,20 @@ class AnthropicProvider(APIProvider):
 
     async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
         raw = await client.messages.with_raw_response.create(**self.message_params(request))
-        return self.reply_from(await raw.parse(), raw.headers)
+        with reading_reply(self.name):
+            return self.reply_from(await raw.parse(), raw.headers)
 
     def reply_from(self, message: Message, headers: Mapping[str, str]) -> Reply:
         """A `Reply` from a message (a synchronous answer or a succeeded item of a message batch)."""
-        text = "".join(block.text for block in message.content if block.type == "text")
+        content = message.content  # None when the answer's content was null or missing
+        text = "" if content is None else "".join(block.text for block in content if block.type == "text")
         usage = message.usage
         cached = usage.cache_read_input_tokens or 0
         input_tokens = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
         info = {"model": message.model, "id": message.id, "stop_sequence": message.stop_sequence}
         return Reply(
             text=text,
+            content_missing=content is None,
             finish_reason=message.stop_reason,
             input_tokens=input_tokens,
             output_tokens=usage.output_tokens,
@@ -179,7 +184,9 @@ class AnthropicProvider(APIProvider):
             kind = f" {exc.type}" if exc.type else ""
             message = f"HTTP {exc.status_code}{kind}: {exc.api_message or exc.message}"
             return http_verdict(exc.status_code, exc.response.headers, message)
-        if isinstance(exc, anthropic.APIConnectionError):  # timeouts and dropped connections
+        if isinstance(exc, anthropic.APITimeoutError):
+            return self.timeout_verdict(exc)
+        if isinstance(exc, anthropic.APIConnectionError):  # dropped connections
             return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
         return None
 

@@ -3,6 +3,8 @@ the retry policy and turning each answer (or failure) into a `Generation`.
 
 A provider module adds only its SDK: how to build the client, send one request, read the rate-limit headers
 and classify the SDK's exceptions. API keys come from the environment only and are scrubbed from every message.
+An answer that cannot be read is a transient fault of its request; one with null content or stopped by a content
+filter is a failure of its example (never cached), while an empty text with a normal stop is a valid answer.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import time
 import urllib.parse
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -21,7 +24,7 @@ from zeroscrolls.connection import connect_failure
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
-from zeroscrolls.providers.retry import DEFAULT_MAX_RETRIES, Action, RetryPolicy, Verdict
+from zeroscrolls.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, Action, RetryPolicy, Verdict
 from zeroscrolls.ratelimit import RateLimiter, ServerLimits
 from zeroscrolls.truncation import CHAT_OVERHEAD
 
@@ -29,6 +32,25 @@ log = logging.getLogger("zeroscrolls.providers")
 
 CHARS_PER_TOKEN = 4
 """Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
+DEFAULT_REQUEST_TIMEOUT_S = 600.0
+"""Seconds one attempt may take (`--request-timeout`): room for a long-context prompt and its whole answer."""
+CONNECT_TIMEOUT_S = 10.0
+"""Seconds to open a connection (at most the request timeout): a server that does not answer is not thinking."""
+NOT_CACHED = "not cached, so a rerun sends it again"
+
+
+class MalformedReply(Exception):
+    """A 200 answer whose body cannot be read: not JSON, cut off, or without the parts every answer has."""
+
+
+@contextmanager
+def reading_reply(api: str) -> Iterator[None]:
+    """Turns a failure to read an answer's body into `MalformedReply`, which is retried like a dropped connection
+    (the SDKs parse without validating, so a broken body surfaces as whatever error reading it first hits)."""
+    try:
+        yield
+    except (ValueError, TypeError, AttributeError, LookupError) as exc:
+        raise MalformedReply(f"malformed answer from the {api} API ({type(exc).__name__}: {exc})") from exc
 
 
 @dataclass(frozen=True)
@@ -43,6 +65,8 @@ class Reply:
     cached_input_tokens: int = 0
     info: Mapping[str, Any] = field(default_factory=dict)
     """What the API said about the answer: model version, response id, system_fingerprint, ..."""
+    content_missing: bool = False
+    """The answer's content was null or missing (`text` is then ""): a failure, unlike an empty text."""
 
 
 def number_option(options: Mapping[str, Any], name: str, minimum: float) -> float | None:
@@ -77,7 +101,8 @@ def normalized_endpoint(url: str) -> str:
 
 
 class APIProvider(Provider):
-    """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, rpm, tpm, concurrency."""
+    """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm,
+    tpm, concurrency."""
 
     default_key_env: ClassVar[str]
     """The environment variable holding the API key unless `--api-key-env` names another."""
@@ -86,14 +111,23 @@ class APIProvider(Provider):
     default_base_url: ClassVar[str]
     """The SDK's server when neither `--base-url` nor `base_url_env` names one."""
     default_concurrency: ClassVar[int] = 32
-    accepted_options = frozenset({"base_url", "api_key_env", "max_retries", "rpm", "tpm", "concurrency"})
+    accepted_options = frozenset(
+        {"base_url", "api_key_env", "max_retries", "request_timeout", "max_wait", "rpm", "tpm", "concurrency"}
+    )
+    withheld_finish_reasons: ClassVar[frozenset[str]] = frozenset()
+    """Finish reasons of an answer a content filter or refusal withheld: failures, never cached."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.base_url: str | None = options.get("base_url")
         self.key_env: str = options.get("api_key_env") or self.default_key_env
         max_retries = number_option(options, "max_retries", 0)
-        self.retry = RetryPolicy(DEFAULT_MAX_RETRIES if max_retries is None else int(max_retries))
+        max_wait = number_option(options, "max_wait", 0)
+        self.retry = RetryPolicy(
+            DEFAULT_MAX_RETRIES if max_retries is None else int(max_retries),
+            max_wait=DEFAULT_MAX_WAIT_S if max_wait is None else max_wait,
+        )
+        self.request_timeout = number_option(options, "request_timeout", 0.1) or DEFAULT_REQUEST_TIMEOUT_S
         self.concurrency = int(number_option(options, "concurrency", 1) or self.default_concurrency)
         self._rpm = number_option(options, "rpm", 1)
         self._tpm = number_option(options, "tpm", 1)
@@ -161,15 +195,16 @@ class APIProvider(Provider):
         return text.replace(self._secret, "***") if self._secret else text
 
     def _verdict(self, exc: BaseException) -> Verdict | None:
-        """`classify`, with the key masked in the message (verdicts reach logs, records and the terminal); a server
-        that cannot be connected to before any request got an answer stops the run instead of being retried."""
-        verdict = self.classify(exc)
+        """`classify` (a malformed answer: retry), with the key masked in the message (verdicts reach logs, records
+        and the terminal) and a server's wait beyond `--max-wait` turned into a failure; a server that cannot be
+        connected to before any request got an answer stops the run instead of being retried."""
+        verdict = Verdict(Action.RETRY, str(exc), status=200) if isinstance(exc, MalformedReply) else self.classify(exc)
         if verdict is None:
             return None
         reason = connect_failure(exc) if verdict.action is Action.RETRY and not self._reached else None
         if reason is not None:
             verdict = Verdict(Action.STOP, self._unreachable_message(reason))
-        return replace(verdict, message=self.scrub(verdict.message))
+        return self.retry.capped(replace(verdict, message=self.scrub(verdict.message)))
 
     def _unreachable_message(self, reason: str) -> str:
         url = self._client.base_url if self._client is not None else self.identity()["endpoint"]
@@ -177,6 +212,14 @@ class APIProvider(Provider):
             f"cannot connect to the {self.name} API at {url} ({reason}); check the URL (--base-url or "
             f"{self.base_url_env}) and the network, then rerun"
         )
+
+    def timeout_verdict(self, exc: BaseException) -> Verdict:
+        """A request that got no answer within `--request-timeout`: transient, retried."""
+        return Verdict(Action.RETRY, f"no answer within --request-timeout {self.request_timeout:g} s ({exc})")
+
+    @property
+    def connect_timeout(self) -> float:
+        return min(CONNECT_TIMEOUT_S, self.request_timeout)
 
     def prompt_tokens(self, request: Request) -> int:
         """Prompt tokens of `request` as the API counts them: truncation's count plus message framing, or an
@@ -290,8 +333,9 @@ class APIProvider(Provider):
                         self._reached = True
                         reservation.observe(self.server_limits(response.headers))
                     verdict = self._verdict(exc)
-                    if verdict is not None and verdict.status == 429 and verdict.wait is not None:
-                        limiter.pause(verdict.wait)  # every sender waits, not just this one
+                    if verdict is not None and verdict.action is Action.RETRY and verdict.status == 429:
+                        if verdict.wait is not None:
+                            limiter.pause(verdict.wait)  # every sender waits, not just this one
                     raise
                 latency = time.monotonic() - sent
                 self._reached = True
@@ -314,16 +358,33 @@ class APIProvider(Provider):
         info = dict(reply.info) | {"retries": retries, "waited_s": round(time.monotonic() - started - latency, 3)}
         if reply.cached_input_tokens:
             info["cached_input_tokens"] = reply.cached_input_tokens
+        problem = self._withheld(reply)
         return Generation(
             request_key=request.key(),
-            text=reply.text,
+            text=reply.text if problem is None else "",
             finish_reason=reply.finish_reason,
             input_tokens=reply.input_tokens,
             output_tokens=reply.output_tokens,
             latency_s=round(latency, 3),
             cost_usd=cost,
+            error=problem,
             info=info,
         )
+
+    def _withheld(self, reply: Reply) -> str | None:
+        """Why a 200 answer holds no answer to score (a filter or refusal stop, null content), or None."""
+        refusal = f"; the model refused: {reply.info['refusal']}" if reply.info.get("refusal") else ""
+        if reply.finish_reason in self.withheld_finish_reasons:
+            return self.scrub(
+                f"the answer was withheld by a content filter or refusal (finish reason {reply.finish_reason!r})"
+                f"{refusal}; {NOT_CACHED}"
+            )
+        if reply.content_missing:
+            return self.scrub(
+                f"the answer has no content (null or missing; finish reason {reply.finish_reason!r}){refusal}; "
+                f"{NOT_CACHED}"
+            )
+        return None
 
     def _failure(self, request: Request, verdict: Verdict, elapsed: float) -> Generation:
         message = verdict.message

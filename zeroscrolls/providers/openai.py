@@ -20,7 +20,7 @@ from openai.types.chat import ChatCompletion
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
-from zeroscrolls.providers.api import APIProvider, Reply, number_option
+from zeroscrolls.providers.api import APIProvider, Reply, number_option, reading_reply
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.openai_batch import OpenAIBatchAPI
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
@@ -55,13 +55,14 @@ def tiktoken_encoding_of(model: str) -> str | None:
 
 class OpenAIProvider(APIProvider):
     """Options: base_url, api_key_env, tokenizer (models the registry does not know), reasoning_budget,
-    max_retries, rpm, tpm, concurrency."""
+    max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
 
     name = "openai"
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
     accepted_options = APIProvider.accepted_options | {"tokenizer", "reasoning_budget"}
+    withheld_finish_reasons = frozenset({"content_filter"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -110,7 +111,8 @@ class OpenAIProvider(APIProvider):
         return request.max_new_tokens + int(request.decoding.get("reasoning_budget", 0))
 
     def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0)
+        timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
+        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
 
     def batch_api(self) -> OpenAIBatchAPI:
         """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
@@ -141,19 +143,20 @@ class OpenAIProvider(APIProvider):
             raw = await client.chat.completions.with_raw_response.create(**body)
         else:
             raw = await client.completions.with_raw_response.create(**body)
-        return self.reply_from(raw.parse(), raw.headers)
+        with reading_reply(self.name):
+            return self.reply_from(raw.parse(), raw.headers)
 
     def reply_from(self, completion: ChatCompletion | Completion, headers: Mapping[str, str]) -> Reply:
         """A `Reply` from a chat or text completion (a synchronous answer or one line of a batch's output)."""
         info: dict[str, Any] = {}
         if isinstance(completion, ChatCompletion):
             choice = completion.choices[0]
-            text = choice.message.content or ""
+            content = choice.message.content
             if choice.message.refusal:
                 info["refusal"] = choice.message.refusal
         else:
             choice = completion.choices[0]
-            text = choice.text
+            content = choice.text
         usage = completion.usage
         cached = 0
         if usage is not None:
@@ -164,7 +167,8 @@ class OpenAIProvider(APIProvider):
                 info["reasoning_tokens"] = reasoning.reasoning_tokens
         info |= {"model": completion.model, "id": completion.id, "system_fingerprint": completion.system_fingerprint}
         return Reply(
-            text=text,
+            text=content or "",
+            content_missing=content is None,
             finish_reason=choice.finish_reason,
             input_tokens=usage.prompt_tokens if usage is not None else None,
             output_tokens=usage.completion_tokens if usage is not None else None,
@@ -182,7 +186,9 @@ class OpenAIProvider(APIProvider):
             if exc.code == "insufficient_quota":  # a 429 that waiting cannot fix
                 return Verdict(Action.STOP, message, status=exc.status_code)
             return http_verdict(exc.status_code, exc.response.headers, message)
-        if isinstance(exc, openai.APIConnectionError):  # timeouts and dropped connections
+        if isinstance(exc, openai.APITimeoutError):
+            return self.timeout_verdict(exc)
+        if isinstance(exc, openai.APIConnectionError):  # dropped connections
             return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
         return None
 

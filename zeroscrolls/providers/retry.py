@@ -1,9 +1,9 @@
 """The one retry policy of the API providers: providers classify a failure into a `Verdict`, this module retries.
 
-Transient failures (429, 5xx, 529 overloaded, timeouts, dropped connections) are retried with exponential backoff
-and jitter, or after exactly the wait the server asked for (`retry-after-ms` / `Retry-After`), at most
-`max_retries` times. A bad request fails its example; bad credentials stop the run. The SDKs' own retries are off,
-so every attempt is counted and logged here.
+Transient failures (429, 5xx, 529 overloaded, timeouts, dropped connections, malformed answers) are retried with
+exponential backoff and jitter, or after exactly the wait the server asked for (`retry-after-ms` / `Retry-After`,
+up to `max_wait`; a longer wait fails the request at once), at most `max_retries` times. A bad request fails its
+example; bad credentials stop the run. The SDKs' own retries are off, so every attempt is counted and logged here.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TypeVar
 
@@ -28,6 +28,8 @@ log = logging.getLogger("zeroscrolls.providers")
 T = TypeVar("T")
 
 DEFAULT_MAX_RETRIES = 6
+DEFAULT_MAX_WAIT_S = 300.0
+"""The longest wait a server may ask for (`--max-wait`); a request asked to wait longer fails at once."""
 DEFAULT_WAIT_MAX_S = 60.0
 WAIT_MAX_ENV = "ZEROSCROLLS_RETRY_WAIT_MAX"
 """Caps the backoff between attempts (seconds); a wait the server asked for is always honoured in full."""
@@ -107,10 +109,27 @@ def wait_max_from_env() -> float:
 class RetryPolicy:
     """Retries an async call while its failures classify as `Action.RETRY`, at most `max_retries` times."""
 
-    def __init__(self, max_retries: int = DEFAULT_MAX_RETRIES, wait_max: float | None = None) -> None:
+    def __init__(
+        self,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        wait_max: float | None = None,
+        max_wait: float = DEFAULT_MAX_WAIT_S,
+    ) -> None:
         self.max_retries = max_retries
         self.wait_max = wait_max_from_env() if wait_max is None else wait_max
+        self.max_wait = max_wait
         self._backoff = wait_exponential_jitter(max=self.wait_max, jitter=min(1.0, self.wait_max))
+
+    def capped(self, verdict: Verdict) -> Verdict:
+        """`verdict`, or a failure when the server asks to wait longer than `max_wait`: holding the request (and,
+        for a 429, every sender) that long would stall the run, and the cache lets a later rerun pick it up."""
+        if verdict.action is not Action.RETRY or verdict.wait is None or verdict.wait <= self.max_wait:
+            return verdict
+        message = (
+            f"{verdict.message}; the server asked to wait {verdict.wait:.0f} s, more than --max-wait "
+            f"{self.max_wait:g} s: rerun later (answers so far are cached) or raise --max-wait"
+        )
+        return replace(verdict, action=Action.FAIL, message=message)
 
     async def call(self, attempt: Callable[[], Awaitable[T]], classify: Classifier, what: str) -> tuple[T, int]:
         """`attempt()`'s result and the number of retries it took; after the last failure its exception propagates.
