@@ -191,9 +191,20 @@ def derive_spans(text: str, context_header: str, query_header: str | None, respo
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, row) for each non-blank line; bytes that are not UTF-8 or lines that are not JSON objects are
+    a `UsageError` naming the file and line, and so is a file without rows (a task of zero examples, which a run
+    would record as a task with no predictions)."""
+    rows = 0
     try:
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise UsageError(
+                        f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
+                        "the files are UTF-8: re-save this one as UTF-8 or fetch it again"
+                    ) from None
                 if not line.strip():
                     continue
                 try:
@@ -202,6 +213,12 @@ def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                     raise UsageError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
                 if not isinstance(row, dict):
                     raise UsageError(f"{path}:{lineno}: expected a JSON object per line")
+                rows += 1
                 yield lineno, row
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    if not rows:
+        raise UsageError(
+            f"{path}: no rows (the file is empty); restore it (one JSON object per line) or remove the file to leave "
+            "its task out"
+        )
