@@ -3,6 +3,8 @@
 Every file is written to a temporary name in its folder and renamed over the target (`os.replace`), so a reader or
 a killed process never sees half a file. Layout (DESIGN.md "State, outputs, resume"): `manifest.json`,
 `predictions/<task>.json` (the official submission layout), `records/<task>.jsonl`, `scores.json`, `report.md`.
+A run folder is one plain folder inside `--output` and holds one configuration: a run does not write into a folder
+of another configuration, or one that is not a run folder, unless told to (`--overwrite`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import jsonlines
 from zeroscrolls import report
 from zeroscrolls.atomic import write_atomic
 from zeroscrolls.data import hub_revision
+from zeroscrolls.errors import UsageError
 from zeroscrolls.runtypes import ExampleResult, Plan, RunResult
 from zeroscrolls.storage import cannot_write
 
@@ -70,6 +73,61 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
             writer.write_all(rows)
 
     write_atomic(path, write)
+
+
+def configuration(plan: Plan) -> dict[str, Any]:
+    """What a run folder's results are results of: suite, model, provider, who serves it (`Provider.identity`, e.g.
+    the endpoint), budget and split. A rerun with the same values resumes into the folder; others are refused."""
+    return {
+        "suite": plan.config.suite.name,
+        "model": plan.profile.name,
+        "provider": plan.provider.name,
+        **plan.provider.identity(),
+        "max_tokens": plan.profile.max_tokens,
+        "split": plan.config.split,
+    }
+
+
+def check_reuse(plan: Plan) -> None:
+    """Refuse (`UsageError`, before anything is sent) to write `plan`'s run into a folder that holds a run of
+    another configuration, or files that are not a run's, unless the run was started with `--overwrite`."""
+    root = plan.folder.root
+    if plan.config.overwrite or not root.exists():
+        return
+    fix = "pass --overwrite to replace it, or another --run-name (--sweep-name for a sweep) to keep both"
+    if not root.is_dir():
+        raise UsageError(f"{root} is a file, not a run folder; pass another --run-name or --output")
+    if not any(root.iterdir()):
+        return
+    recorded = _recorded_configuration(plan.folder.manifest)
+    if recorded is None:
+        raise UsageError(f"{root} is not a zeroscrolls run folder (no readable manifest.json): {fix}")
+    wanted = configuration(plan)
+    differences = [
+        f"{name} {recorded[name]} there, {value} now"
+        for name, value in wanted.items()
+        if name in recorded and recorded[name] != value
+    ]
+    if differences:
+        raise UsageError(f"{root} holds a run of another configuration ({'; '.join(differences)}): {fix}")
+
+
+def _recorded_configuration(manifest: Path) -> dict[str, Any] | None:
+    """The configuration a run folder's manifest records (from its fields, for manifests older than the
+    `configuration` entry); None when there is no readable manifest."""
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        if "configuration" in found:
+            return dict(found["configuration"])
+        recorded = {
+            "model": found["model"]["name"],
+            "provider": found["provider"]["name"],
+            "max_tokens": found["model"]["max_tokens"],
+            "split": found["data"]["split"],
+        }
+        return recorded | ({"suite": found["suite"]} if "suite" in found else {})
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def write_run(plan: Plan, result: RunResult, started: str) -> None:
@@ -153,6 +211,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "started_at": started,
         "finished_at": utc_now(),
         "status": result.status,
+        "configuration": configuration(plan),
         "stopped": result.stopped,
         "versions": {"python": platform.python_version()} | _versions(),
         "model": asdict(profile) | {"prompt_style": profile.prompt_style.value},

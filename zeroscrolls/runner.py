@@ -28,7 +28,15 @@ from zeroscrolls.planning import fit_example, make_request, resolve_model
 from zeroscrolls.progress import PlainProgress
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 from zeroscrolls.providers.batch import batched, refuse_paying_twice
-from zeroscrolls.runtypes import ExampleResult, Plan, PlannedExample, RunConfig, RunResult, Totals
+from zeroscrolls.runtypes import (
+    ExampleResult,
+    Plan,
+    PlannedExample,
+    RunConfig,
+    RunResult,
+    Totals,
+    check_folder_name,
+)
 from zeroscrolls.scheduler import CostCap, generate_all, generate_claimed
 from zeroscrolls.scoring import BenchmarkResult, score_benchmark
 from zeroscrolls.storage import cannot_write
@@ -108,6 +116,8 @@ def _plan_all(
 
 
 def _check_config(config: RunConfig) -> None:
+    if config.run_name is not None:
+        check_folder_name(config.run_name, "--run-name")
     for name, value in (("--limit", config.limit), ("--concurrency", config.concurrency)):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be at least 1, got {value}")
@@ -247,6 +257,7 @@ def postprocess(text: str, request: Request) -> str:
 
 def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunResult:
     """Generate what the cache lacks, then write predictions, records, scores, report and manifest."""
+    runfolder.check_reuse(plan)
     started = runfolder.utc_now()
     requests = plan.requests()
     found = cache.get_many(requests) if cache is not None else {}

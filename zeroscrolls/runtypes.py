@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroscrolls.data import DataSource, Example
+from zeroscrolls.errors import UsageError
 from zeroscrolls.models import WHOLE_DOCUMENT, ModelProfile
 from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.providers.batch import BatchSettings
@@ -21,6 +22,26 @@ from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 from zeroscrolls.templates import Template
 from zeroscrolls.truncation import TruncationRecord
+
+_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9._=+-]+")
+_NOT_PLAIN = ("", ".", "..")
+
+
+def folder_name(text: str, default: str) -> str:
+    """`text` (a model name, a budget, ...) as a folder name: other characters than letters, digits and `._=+-`
+    become `_`; `default` when nothing usable is left."""
+    name = _NOT_IN_NAMES.sub("_", text).strip("_")
+    return default if name in _NOT_PLAIN else name
+
+
+def check_folder_name(name: str, option: str) -> None:
+    """A folder name the user gave (`--run-name`, `--sweep-name`) must be one plain folder name, so that the folder
+    lies inside `--output` and nothing outside it is written or deleted."""
+    if name.strip() in _NOT_PLAIN or any(c in name for c in "/\\\0"):
+        raise UsageError(
+            f"{option} {name!r} is not a plain folder name (it must not be empty, '.' or '..', or hold '/' or '\\'); "
+            f"the folder goes inside --output: pass a name such as {option} my-run, and --output for where it goes"
+        )
 
 
 @dataclass(frozen=True)
@@ -65,7 +86,9 @@ class RunConfig:
     prompts: Path | None = None
     output: Path = Path("results")
     run_name: str | None = None
-    """Folder name under `output`; None = `<model>_<budget>_<split>`."""
+    """Folder name under `output` (one plain folder name); None = `<model>_<budget>_<split>`."""
+    overwrite: bool = False
+    """Write into the run folder even if it holds a run of another configuration (or is not a run folder)."""
     concurrency: int | None = None
     """Requests in flight, passed to the provider as its `concurrency` option; None = its `default_concurrency`."""
     max_cost: float | None = None
@@ -118,7 +141,7 @@ class Plan:
     def run_name(self) -> str:
         budget = "" if self.profile.max_tokens == WHOLE_DOCUMENT else f"_{self.profile.max_tokens}"
         name = self.config.run_name or f"{self.profile.name}{budget}_{self.config.split}"
-        return re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "run"
+        return folder_name(name, "run")
 
     @property
     def folder(self) -> RunFolder:

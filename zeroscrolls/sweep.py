@@ -27,6 +27,7 @@ from zeroscrolls.planning import resolve_model
 from zeroscrolls.providers.base import Request, option_flag
 from zeroscrolls.report import markdown_table
 from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
+from zeroscrolls.runtypes import check_folder_name, folder_name
 from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
 from zeroscrolls.truncation import Truncator
 
@@ -63,10 +64,14 @@ class SweepConfig:
     """Sweep folder name; None = `sweep_<models>_<split>`."""
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
 
+    def __post_init__(self) -> None:
+        if self.name is not None:
+            check_folder_name(self.name, "--sweep-name")
+
     @property
     def folder(self) -> Path:
         name = self.name or f"sweep_{'+'.join(self.models)}_{self.run.split}"
-        return self.run.output / (re.sub(r"[^A-Za-z0-9._=+-]+", "_", name).strip("_") or "sweep")
+        return self.run.output / folder_name(name, "sweep")
 
     def point(self, model: str, budget: int) -> RunConfig:
         return replace(
@@ -74,7 +79,7 @@ class SweepConfig:
             model=model,
             max_tokens=budget,
             output=self.folder,
-            run_name=f"{model}_{budget}",
+            run_name=folder_name(f"{model}_{budget}", str(budget)),
             shared_options=True,
         )
 
@@ -243,6 +248,7 @@ class SweepResult:
 
 def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Console) -> SweepResult:
     """Run every point (checked first), then write sweep.csv, the plots and report.md."""
+    _check_folder(config)
     shared_truncators = truncators(config, cache)
     rows: list[dict[str, Any]] = []
     points: list[PointSummary] = []
@@ -268,6 +274,20 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
             if result.fatal:
                 return _finish(config, rows, points)
     return _finish(config, rows, points)
+
+
+def _check_folder(config: SweepConfig) -> None:
+    """Refuse a sweep folder that holds something other than a sweep (its report.md would be overwritten), unless
+    `--overwrite`; each point's run folder is checked on its own when it runs."""
+    folder = config.folder
+    if config.run.overwrite or not folder.is_dir() or not any(folder.iterdir()):
+        return
+    if (folder / "sweep.csv").is_file() or any(folder.glob("*/manifest.json")):
+        return
+    raise UsageError(
+        f"{folder} is not a zeroscrolls sweep folder (no sweep.csv, no run folders): pass --overwrite to write into "
+        "it anyway, or another --sweep-name"
+    )
 
 
 def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> list[dict[str, Any]]:

@@ -50,6 +50,12 @@ CacheOption = Annotated[
     typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
 ]
 NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite", help="Write into a run folder even if it holds a run of another model, budget, split or server."
+    ),
+]
 
 API = "API providers (openai, anthropic)"
 LOCAL = "Local providers (hf, vllm)"

@@ -30,6 +30,7 @@ from zeroscrolls.cli.options import (
     ModelOption,
     NoCacheOption,
     NoWaitOption,
+    OverwriteOption,
     PipelineParallelOption,
     PollSecondsOption,
     PromptsOption,
@@ -72,6 +73,7 @@ def run(
     concurrency: ConcurrencyOption = None,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
+    overwrite: OverwriteOption = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print requests, cache hits, prompt tokens and cost; send nothing.")
     ] = False,
@@ -131,6 +133,7 @@ def run(
         max_cost=max_cost,
         seed=seed,
         provider_options=options,
+        overwrite=overwrite,
         command=("zeroscrolls", *sys.argv[1:]),
         batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
         suite=chosen,

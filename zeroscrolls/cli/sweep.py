@@ -32,6 +32,7 @@ from zeroscrolls.cli.options import (
     MaxWaitOption,
     NoCacheOption,
     NoWaitOption,
+    OverwriteOption,
     PipelineParallelOption,
     PollSecondsOption,
     PromptsOption,
@@ -78,6 +79,7 @@ def sweep(
     concurrency: ConcurrencyOption = None,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
+    overwrite: OverwriteOption = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
     ] = False,
@@ -139,6 +141,7 @@ def sweep(
             concurrency=concurrency,
             seed=seed,
             provider_options=options,
+            overwrite=overwrite,
             command=("zeroscrolls", *sys.argv[1:]),
             batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
             suite=chosen,
