@@ -131,3 +131,33 @@ def test_a_sweep_into_a_folder_that_is_not_a_sweep_folder_is_refused(tmp_path: P
     again = zs(*args, "--output", str(tmp_path), "--sweep-name", "swept")
     assert again.exit_code == 0, again.output
     assert zs(*args, "--output", str(tmp_path), "--sweep-name", "swept").exit_code == 0  # a sweep folder resumes
+
+
+@pytest.fixture
+def exported_run(tmp_path: Path) -> Path:
+    result = naive(tmp_path, "--run-name", "run")
+    assert result.exit_code == 0, result.output
+    return tmp_path / "run"
+
+
+def test_export_to_a_folder_names_a_file_to_pass_instead(exported_run: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out"
+    target.mkdir()
+    result = zs("export", str(exported_run), "--allow-missing", "--output", str(target))
+    assert result.exit_code == 2, result.output
+    assert "is a folder" in flat(result.output) and "zero_scrolls_predictions.csv" in result.output.replace("\n", "")
+    assert list(target.iterdir()) == []
+
+
+def test_export_never_replaces_a_file_that_is_not_a_submission(exported_run: Path) -> None:
+    manifest = exported_run / "manifest.json"
+    before = manifest.read_text()
+    result = zs("export", str(exported_run), "--allow-missing", "--output", str(manifest))
+    assert result.exit_code == 2, result.output
+    assert "not a submission CSV" in flat(result.output)
+    assert manifest.read_text() == before
+    target = exported_run / "zero_scrolls_predictions.csv"
+    assert zs("export", str(exported_run), "--allow-missing").exit_code == 0
+    again = zs("export", str(exported_run), "--allow-missing", "--output", str(target))
+    assert again.exit_code == 0, again.output  # its own earlier export is replaced
+    assert target.read_text().startswith("Task,ID,Prediction")

@@ -40,6 +40,8 @@ def export(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     chosen = resolve_suite(suite)
     tasks = submission_tasks(chosen)
+    target = output or run / chosen.submission_file
+    _check_target(target, chosen.submission_file)
     found = load_run_predictions(run, chosen)
     gaps = found.gaps()
     if gaps and not allow_missing:
@@ -51,9 +53,29 @@ def export(
             f"[yellow]warning:[/yellow] {run} holds {found.split} predictions; the leaderboard scores the test "
             "split (zeroscrolls run --split test)"
         )
-    target = output or run / chosen.submission_file
     rows = write_submission(found.predictions, target, tasks)
     typer.echo(f"Wrote {rows} predictions for {len(found.predictions)} tasks to {target}")
+
+
+def _check_target(target: Path, file_name: str) -> None:
+    """Export writes one CSV file: never over a folder, nor over a file other than a submission CSV."""
+    from zeroscrolls.submission import COLUMNS
+
+    if target.is_dir():
+        raise UsageError(f"--output {target} is a folder; pass a file, e.g. --output {target / file_name}")
+    if target.exists() and not _is_submission(target, COLUMNS):
+        raise UsageError(
+            f"--output {target} exists and is not a submission CSV ({','.join(COLUMNS)}), so export leaves it as it "
+            "is; pass another file path"
+        )
+
+
+def _is_submission(path: Path, columns: list[str]) -> bool:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return fh.readline().rstrip("\r\n") == ",".join(columns)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def verify(
