@@ -122,6 +122,8 @@ class ApiServer:
     count_latency: float = 0.0
     """Seconds each count-tokens request takes."""
     answer: Callable[[dict[str, Any]], str] = default_answer
+    draw_fault: Callable[[], Fault | None] | None = None
+    """Asked for a fault (or None) for each generation request that `fail_next` did not script: random faults."""
     received: list[Received] = field(default_factory=list)
     url: str = ""
 
@@ -195,6 +197,8 @@ class ApiServer:
             return await self._count(path, body, headers)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
+            if fault is None and self.draw_fault is not None:
+                fault = self.draw_fault()
         if fault is not None and fault.delay:
             await asyncio.sleep(fault.delay)
         if fault is not None and fault.status == 0 and transport is not None:
