@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live in the checkout
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
-from tests.api_server import GENEROUS_RPM, GENEROUS_TPM, ApiServer, Fault  # noqa: E402
+from tests.api_server import ApiServer, Fault  # noqa: E402
 from zeroscrolls.cache import GenerationCache  # noqa: E402
 from zeroscrolls.data import DataSource  # noqa: E402
 from zeroscrolls.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
@@ -79,8 +79,7 @@ def run_once(
         limit=limit,
         output=work / "results",
         concurrency=CONCURRENCY,
-        # the local server's own limits (the registry's are the real API's); --max-wait above the Retry-After
-        provider_options={"base_url": server.openai_base_url, "rpm": GENEROUS_RPM, "tpm": GENEROUS_TPM},
+        provider_options={"base_url": server.openai_base_url},
         overwrite=True,
     )
     plan = plan_run(config)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.api_server import GENEROUS_RPM, GENEROUS_TPM, ApiServer, Fault, collect, plan_requests
+from tests.api_server import ApiServer, Fault, collect, plan_requests
 from zeroscrolls.providers.anthropic import AnthropicProvider
 from zeroscrolls.providers.api import APIProvider
 from zeroscrolls.providers.base import Request
@@ -48,16 +48,6 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     return api_server
 
 
-def openai(**options: float) -> OpenAIProvider:
-    """An OpenAI provider paced by the local server's limits, not by the registry's for the real API (a request
-    that never got an answer teaches the pacer nothing, so it would wait as if the real limits applied)."""
-    return OpenAIProvider(rpm=GENEROUS_RPM, tpm=GENEROUS_TPM, **options)
-
-
-def claude(**options: float) -> AnthropicProvider:
-    return AnthropicProvider(rpm=GENEROUS_RPM, tpm=GENEROUS_TPM, **options)
-
-
 def planned(provider: APIProvider, model: str, tasks: tuple[str, ...], max_tokens: int = 8000) -> list[Request]:
     profile = provider.profile(model, max_tokens)
     return [r for task in tasks for r in plan_requests(provider, profile, task)]
@@ -73,7 +63,7 @@ def generations_sent(server: ApiServer) -> list:
 @pytest.mark.parametrize("body", MALFORMED_CHAT.values(), ids=MALFORMED_CHAT.keys())
 async def test_a_malformed_openai_answer_is_retried_and_the_rest_is_untouched(server: ApiServer, body: str) -> None:
     server.fail_next(Fault(200, body=body))
-    provider = openai(concurrency=2)
+    provider = OpenAIProvider(concurrency=2)
     generations = await collect(provider, planned(provider, "gpt-4", ("qasper", "narrative_qa", "quality")))
     assert len(generations) == 6 and all(g.ok and g.text == "Paris" for g in generations)
     assert sum(g.info["retries"] for g in generations) == 1
@@ -82,7 +72,7 @@ async def test_a_malformed_openai_answer_is_retried_and_the_rest_is_untouched(se
 
 @pytest.mark.parametrize("body", MALFORMED_MESSAGES.values(), ids=MALFORMED_MESSAGES.keys())
 async def test_a_malformed_anthropic_answer_is_retried_and_the_rest_is_untouched(server: ApiServer, body: str) -> None:
-    provider = claude(concurrency=2)
+    provider = AnthropicProvider(concurrency=2)
     requests = planned(provider, CLAUDE, ("qasper", "narrative_qa", "quality"))
     server.fail_next(Fault(200, body=body))
     generations = await collect(provider, requests)
@@ -92,7 +82,7 @@ async def test_a_malformed_anthropic_answer_is_retried_and_the_rest_is_untouched
 
 async def test_an_answer_malformed_on_every_attempt_fails_only_its_request(server: ApiServer) -> None:
     server.fail_next(*[Fault(200, body="{not json")] * 3)
-    provider = openai(concurrency=1, max_retries=2)
+    provider = OpenAIProvider(concurrency=1, max_retries=2)
     requests = planned(provider, "gpt-4", ("qasper", "narrative_qa"))
     generations = await collect(provider, requests)
     failed = [g for g in generations if not g.ok]
@@ -107,7 +97,7 @@ async def test_an_answer_malformed_on_every_attempt_fails_only_its_request(serve
 
 async def test_null_openai_content_is_a_failure_not_an_empty_answer(server: ApiServer) -> None:
     server.fail_next(Fault(200, null_content=True))
-    provider = openai(concurrency=1)
+    provider = OpenAIProvider(concurrency=1)
     generations = await collect(provider, planned(provider, "gpt-4", ("qasper",)))
     failed, ok = generations
     assert not failed.ok and "no content" in failed.error and failed.text == ""
@@ -118,7 +108,7 @@ async def test_null_openai_content_is_a_failure_not_an_empty_answer(server: ApiS
 
 async def test_null_completion_text_is_a_failure(server: ApiServer) -> None:
     server.fail_next(Fault(200, null_content=True))
-    provider = openai(concurrency=1)
+    provider = OpenAIProvider(concurrency=1)
     generations = await collect(provider, planned(provider, "gpt-3.5-turbo-instruct", ("qasper",), 4096))
     assert [g.ok for g in generations] == [False, True]
     assert "no content" in (generations[0].error or "")
@@ -126,14 +116,14 @@ async def test_null_completion_text_is_a_failure(server: ApiServer) -> None:
 
 async def test_an_openai_content_filter_stop_is_a_failure_with_its_finish_reason(server: ApiServer) -> None:
     server.fail_next(Fault(200, content="", finish_reason="content_filter"))
-    provider = openai(concurrency=1)
+    provider = OpenAIProvider(concurrency=1)
     [stopped, ok] = await collect(provider, planned(provider, "gpt-4", ("qasper",)))
     assert not stopped.ok and stopped.finish_reason == "content_filter" and "content filter" in stopped.error
     assert ok.ok
 
 
 async def test_anthropic_null_content_and_refusal_stops_are_failures(server: ApiServer) -> None:
-    provider = claude(concurrency=1)
+    provider = AnthropicProvider(concurrency=1)
     requests = planned(provider, CLAUDE, ("qasper", "quality"))
     server.fail_next(Fault(200, null_content=True), Fault(200, content="", finish_reason="refusal"))
     generations = await collect(provider, requests)
@@ -145,7 +135,7 @@ async def test_anthropic_null_content_and_refusal_stops_are_failures(server: Api
 
 @pytest.mark.parametrize("model", ["gpt-4", CLAUDE])
 async def test_an_empty_answer_with_a_normal_stop_is_a_valid_answer(server: ApiServer, model: str) -> None:
-    provider = (openai if model == "gpt-4" else claude)(concurrency=1)
+    provider = (OpenAIProvider if model == "gpt-4" else AnthropicProvider)(concurrency=1)
     requests = planned(provider, model, ("qasper",))
     server.fail_next(Fault(200, content=""))
     empty, ok = await collect(provider, requests)
@@ -158,7 +148,7 @@ async def test_an_empty_answer_with_a_normal_stop_is_a_valid_answer(server: ApiS
 
 @pytest.mark.parametrize("model", ["gpt-4", CLAUDE])
 async def test_a_hanging_server_is_cut_off_by_the_request_timeout(server: ApiServer, model: str) -> None:
-    cls = openai if model == "gpt-4" else claude
+    cls = OpenAIProvider if model == "gpt-4" else AnthropicProvider
     provider = cls(concurrency=1, request_timeout=0.5, max_retries=1)
     requests = planned(provider, model, ("qasper",))[:1]
     server.fail_next(Fault(200, delay=1.5), Fault(200, delay=1.5))
@@ -170,7 +160,7 @@ async def test_a_hanging_server_is_cut_off_by_the_request_timeout(server: ApiSer
 
 
 async def test_a_hang_once_is_retried(server: ApiServer) -> None:
-    provider = openai(concurrency=1, request_timeout=0.5)
+    provider = OpenAIProvider(concurrency=1, request_timeout=0.5)
     server.fail_next(Fault(200, delay=1.5))
     [generation] = await collect(provider, planned(provider, "gpt-4", ("qasper",))[:1])
     assert generation.ok and generation.info["retries"] == 1
@@ -178,7 +168,7 @@ async def test_a_hang_once_is_retried(server: ApiServer) -> None:
 
 @pytest.mark.parametrize("model", ["gpt-4", CLAUDE])
 async def test_a_retry_after_beyond_max_wait_fails_at_once_quoting_the_wait(server: ApiServer, model: str) -> None:
-    cls = openai if model == "gpt-4" else claude
+    cls = OpenAIProvider if model == "gpt-4" else AnthropicProvider
     provider = cls(concurrency=1, max_wait=30)
     requests = planned(provider, model, ("qasper",))
     server.fail_next(Fault(429, retry_after=3600))
@@ -191,7 +181,7 @@ async def test_a_retry_after_beyond_max_wait_fails_at_once_quoting_the_wait(serv
 
 
 async def test_a_retry_after_within_max_wait_is_honoured(server: ApiServer) -> None:
-    provider = openai(concurrency=1, max_wait=1)
+    provider = OpenAIProvider(concurrency=1, max_wait=1)
     server.fail_next(Fault(429, retry_after=0.3))
     [generation] = await collect(provider, planned(provider, "gpt-4", ("qasper",))[:1])
     assert generation.ok and generation.info["retries"] == 1

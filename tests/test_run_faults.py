@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from tests.api_server import GENEROUS_RPM, GENEROUS_TPM, ApiServer, Fault
+from tests.api_server import ApiServer, Fault
 from zeroscrolls.cli.main import app
 
 KEY = "sk-run-faults-7e6d5c4b"
@@ -29,8 +29,7 @@ def flat(text: str) -> str:
 
 def run(server: ApiServer, out: Path, *extra: str) -> Result:
     args = ["run", "--model", "gpt-4", "--data", "sample", "--tasks", "qasper,quality", "--output", str(out)]
-    pacing = ["--rpm", str(GENEROUS_RPM), "--tpm", str(GENEROUS_TPM)]
-    return CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url, *pacing, "-c", "1", *extra])
+    return CliRunner().invoke(app, [*args, "--base-url", server.openai_base_url, "-c", "1", *extra])
 
 
 def test_malformed_answer_null_content_filter_stop_and_empty_answer_in_one_run(
@@ -87,7 +86,7 @@ def test_bad_timeouts_are_usage_errors(server: ApiServer, tmp_path: Path, option
 def test_sweep_takes_the_same_options(server: ApiServer, tmp_path: Path) -> None:
     server.fail_next(Fault(200, delay=1.5))
     args = ["sweep", "--model", "gpt-4", "--max-tokens", "4096,8192", "--data", "sample", "--tasks", "qasper"]
-    options = ["--request-timeout", "0.5", "--max-wait", "10", "--rpm", str(GENEROUS_RPM), "--tpm", str(GENEROUS_TPM)]
+    options = ["--request-timeout", "0.5", "--max-wait", "10"]
     result = CliRunner().invoke(
         app, [*args, "--output", str(tmp_path), "--base-url", server.openai_base_url, "-c", "1", *options]
     )
