@@ -130,6 +130,24 @@ def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) ->
     assert "## Truncation" in (root / "report.md").read_text()
 
 
+def test_credentials_in_a_base_url_never_reach_the_manifest(tmp_path: Path, calls: Path) -> None:
+    url = "http://user:pw-0123456789@127.0.0.1:9/v1"
+    cfg = config(
+        tmp_path,
+        "KeyedProvider",
+        tasks=("quality",),
+        limit=1,
+        provider_options={"base_url": url},
+        command=("zeroscrolls", "run", "--base-url", url),
+    )
+    result = execute(plan_run(cfg), None, quiet())
+    manifest = json.loads((result.folder.root / "manifest.json").read_text())
+    assert manifest["provider"]["options"] == {"base_url": "http://***@127.0.0.1:9/v1"}
+    assert manifest["command"] == ["zeroscrolls", "run", "--base-url", "http://***@127.0.0.1:9/v1"]
+    for path in result.folder.root.rglob("*.*"):
+        assert b"pw-0123456789" not in path.read_bytes(), path
+
+
 def test_a_rerun_with_fewer_tasks_leaves_no_stale_files(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
         execute(plan_run(config(tmp_path, tasks=("quality", "qasper"), run_name="r")), cache, quiet())

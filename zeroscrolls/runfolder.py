@@ -47,6 +47,13 @@ VERSIONED_PACKAGES = (
 )
 _SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
 """Provider options never written to a manifest, whatever a caller passes."""
+_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+"""The `user:password@` of a URL (a `--base-url` may carry one), masked wherever a manifest quotes the URL."""
+
+
+def _without_credentials(value: Any) -> Any:
+    """`value` with the credentials of any URL in it masked; values that are not text pass unchanged."""
+    return _URL_CREDENTIALS.sub("***@", value) if isinstance(value, str) else value
 
 
 def check_writable(folder: Path) -> None:
@@ -207,7 +214,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
     return {
         "run_name": plan.run_name,
         "suite": config.suite.name,
-        "command": list(config.command),
+        "command": [_without_credentials(arg) for arg in config.command],
         "started_at": started,
         "finished_at": utc_now(),
         "status": result.status,
@@ -218,7 +225,11 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "provider": {
             "name": plan.provider.name,
             "class": f"{provider_class.__module__}:{provider_class.__qualname__}",
-            "options": {k: v for k, v in config.all_provider_options().items() if not _SECRET_OPTION.search(k)},
+            "options": {
+                k: _without_credentials(v)
+                for k, v in config.all_provider_options().items()
+                if not _SECRET_OPTION.search(k)
+            },
             "decoding": plan.provider.decoding(profile),
         },
         "data": {
