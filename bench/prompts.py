@@ -23,7 +23,7 @@ from zeroscrolls.data import Example
 from zeroscrolls.models import ModelProfile, get_model
 from zeroscrolls.planning import fit_example
 from zeroscrolls.suites.scrolls.rows import to_example
-from zeroscrolls.suites.scrolls.templates import load_scrolls_templates
+from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 from zeroscrolls.templates import Template, load_templates
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 from zeroscrolls.truncation import Truncator
@@ -71,7 +71,7 @@ def main() -> None:
         sweep_cut = sum(c for _, c in passes)
     report(f"{MODEL} sweep {'+'.join(map(str, BUDGETS))}", len(examples) * len(BUDGETS), sweep_seconds, sweep_cut)
     scrolls = [ex for task_examples in scrolls_examples(by_task).values() for ex in task_examples]
-    scrolls_templates = load_scrolls_templates()
+    scrolls_templates = SCROLLS.load_templates()
     for budget in BUDGETS:
         profile = get_model(MODEL).with_budget(budget)
         seconds, cut = [], 0

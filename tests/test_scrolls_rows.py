@@ -17,8 +17,10 @@ from zeroscrolls.models import ModelProfile, get_model
 from zeroscrolls.planning import fit_example
 from zeroscrolls.suites.scrolls.answers import contract_nli_label, official_prediction
 from zeroscrolls.suites.scrolls.rows import load_examples, parse_options, split_input, to_example
+from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 from zeroscrolls.suites.scrolls.tasks import CONTRACT_NLI_LABELS, TASKS
-from zeroscrolls.suites.scrolls.templates import load_scrolls_templates
+from zeroscrolls.suites.task import Task
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS as ZEROSCROLLS_TASKS
 from zeroscrolls.templates import PromptStyle, Template, load_templates
 from zeroscrolls.tokenizers import load_tokenizer
 from zeroscrolls.truncation import Truncator
@@ -27,7 +29,7 @@ from zeroscrolls.truncation import Truncator
 def test_shared_examples_become_the_zeroscrolls_input_and_spans(real_data_dir: Path, tmp_path: Path) -> None:
     zs = zeroscrolls_examples(real_data_dir, tmp_path / "zs")
     source = DataSource.parse(str(write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")))
-    templates = load_scrolls_templates()
+    templates = SCROLLS.load_templates()
     for task in SHARED_TASKS:
         scrolls = load_examples(task, "validation", source)
         assert [ex.id for ex in scrolls] == [ex.id for ex in zs[task]]
@@ -38,10 +40,10 @@ def test_shared_examples_become_the_zeroscrolls_input_and_spans(real_data_dir: P
             assert converted.query == theirs.query and converted.document == theirs.document
 
 
-def _fitted(example: Example, template: Template, profile: ModelProfile, truncator: Truncator) -> tuple:
+def _fitted(example: Example, template: Template, profile: ModelProfile, truncator: Truncator, task: Task) -> tuple:
     """What `zeroscrolls prompt` would print and record for the example, or the error it would report."""
     try:
-        fitted = fit_example(example, template, profile, truncator)
+        fitted = fit_example(example, template, profile, truncator, task)
     except ExampleError as exc:
         return ("error", str(exc))
     return fitted.text, fitted.prefill, fitted.stop, fitted.record
@@ -56,14 +58,14 @@ def test_same_prompt_as_zeroscrolls_at_every_budget_and_style(
     source = DataSource.parse(str(write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")))
     profile = dataclasses.replace(get_model("gpt-4o").with_budget(max_tokens), prompt_style=style)
     truncator = Truncator(load_tokenizer(profile.tokenizer))
-    zs_templates, scrolls_templates = load_templates(), load_scrolls_templates()
+    zs_templates, scrolls_templates = load_templates(), SCROLLS.load_templates()
     outcomes = []
     for task in SHARED_TASKS:
         scrolls = {ex.id: ex for ex in load_examples(task, "validation", source)}
         for theirs in zs[task][:2]:
-            expected = _fitted(theirs, zs_templates[task], profile, truncator)
+            expected = _fitted(theirs, zs_templates[task], profile, truncator, ZEROSCROLLS_TASKS[task])
             ours = to_example(scrolls[theirs.id], scrolls_templates[task])
-            assert _fitted(ours, scrolls_templates[task], profile, truncator) == expected
+            assert _fitted(ours, scrolls_templates[task], profile, truncator, SCROLLS.get_task(task)) == expected
             outcomes.append("error" if expected[0] == "error" else "cut" if expected[3].truncated else "whole")
     if max_tokens == 1050:
         assert "error" in outcomes and "cut" in outcomes  # gov_report's 1024-token budget leaves no room
@@ -118,7 +120,7 @@ def test_quality_rows_keep_options_and_is_hard(tmp_path: Path) -> None:
     assert official_prediction(first, "(C) Both") == "Both"
     assert official_prediction(first, "I cannot tell") == "I cannot tell"
     # Laid out the ZeroSCROLLS way (what a run holds), the example maps answers the same way.
-    laid_out = to_example(first, load_scrolls_templates()["quality"])
+    laid_out = to_example(first, SCROLLS.load_templates()["quality"])
     assert [official_prediction(laid_out, a) for a in ("B", "(C) Both", "D")] == ["Ann", "Both", "Nobody"]
 
 
@@ -135,12 +137,12 @@ def test_bad_rows_name_file_line_and_fix(tmp_path: Path) -> None:
         load_examples("gov_report", "dev", DataSource.parse(str(tmp_path)))
     with pytest.raises(UsageError, match="SCROLLS has no bundled sample"):
         load_examples("gov_report", "validation", DataSource.parse("sample"))
-    with pytest.raises(UsageError, match="unknown SCROLLS task 'musique'"):
+    with pytest.raises(UsageError, match="unknown task 'musique'; the SCROLLS tasks are"):
         load_examples("musique", "validation", DataSource.parse(str(tmp_path)))
 
 
 def test_contract_nli_template_and_layout(tmp_path: Path) -> None:
-    template = load_scrolls_templates()["contract_nli"]
+    template = SCROLLS.load_templates()["contract_nli"]
     for label in CONTRACT_NLI_LABELS:
         assert f'"{label}"' in template.instruction
     assert (template.context_header, template.query_header, template.response_header) == (
@@ -155,7 +157,7 @@ def test_contract_nli_template_and_layout(tmp_path: Path) -> None:
     assert example.outputs == ("Entailment",)
     spans = (example.document_start, example.document_end, example.query_start, example.query_end)
     assert derive_spans(example.input, "Contract:", "Hypothesis:", "Answer:") == spans
-    assert sorted(TASKS) == sorted(load_scrolls_templates())
+    assert sorted(TASKS) == sorted(SCROLLS.load_templates())
 
 
 @pytest.mark.parametrize(

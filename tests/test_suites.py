@@ -76,7 +76,9 @@ def test_zeroscrolls_is_the_builtin_suite() -> None:
 
 
 def test_unknown_suite_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="unknown suite 'scrols'; installed suites: narrativexl, zeroscrolls "):
+    with pytest.raises(
+        UsageError, match="unknown suite 'scrols'; installed suites: narrativexl, scrolls, zeroscrolls "
+    ):
         resolve_suite("scrols")
     result = CliRunner().invoke(app, ["tasks", "--suite", "scrols"])
     assert result.exit_code == 2 and "unknown suite 'scrols'" in result.output

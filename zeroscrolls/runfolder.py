@@ -24,7 +24,6 @@ import jsonlines
 
 from zeroscrolls import report
 from zeroscrolls.atomic import write_atomic
-from zeroscrolls.data import hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.runtypes import ExampleResult, Plan, RunResult
 from zeroscrolls.storage import cannot_write
@@ -178,7 +177,7 @@ def _record(r: ExampleResult) -> dict[str, Any]:
         "finish_reason": g.finish_reason if g else None,
         "error": r.error,
         "info": dict(g.info) if g else {},
-    }
+    } | ({"answer": r.answer} if r.answer is not None else {})
 
 
 def _kept_chars(r: ExampleResult) -> dict[str, int]:
@@ -235,7 +234,9 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "data": {
             "source": source.describe(),
             "split": config.split,
-            "revision": {task: hub_revision(source, task) for task in plan.examples} if source.kind == "hub" else None,
+            "revision": {task: config.suite.revision_of(source, task) for task in plan.examples}
+            if source.kind == "hub"
+            else None,
         },
         "protocol_notes": plan.provider.protocol_notes(profile),
         "tasks": list(plan.examples),

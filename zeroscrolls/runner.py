@@ -308,7 +308,10 @@ def _finish(
     fatal: bool = False,
 ) -> RunResult:
     """Score what was generated and write the run folder."""
-    results = {task: [_example_result(p, generations) for p in items] for task, items in plan.examples.items()}
+    results = {
+        task: [_example_result(p, generations, plan.config.suite) for p in items]
+        for task, items in plan.examples.items()
+    }
     totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
     totals.empty_answers = sum(1 for items in results.values() for r in items if r.prediction == "")
     scores = _score(results, plan.config.suite)
@@ -411,7 +414,7 @@ def _input_tokens(generation: Generation, request: Request) -> int:
     return generation.input_tokens if generation.input_tokens is not None else request.prompt_tokens or 0
 
 
-def _example_result(planned: PlannedExample, generations: Mapping[str, Generation]) -> ExampleResult:
+def _example_result(planned: PlannedExample, generations: Mapping[str, Generation], suite: Suite) -> ExampleResult:
     if planned.key is None or planned.request is None:
         return ExampleResult(planned, None, None, planned.error)
     generation = generations.get(planned.key)
@@ -419,7 +422,9 @@ def _example_result(planned: PlannedExample, generations: Mapping[str, Generatio
         return ExampleResult(planned, None, None, NOT_SENT)
     if not generation.ok:
         return ExampleResult(planned, generation, None, generation.error)
-    return ExampleResult(planned, generation, postprocess(generation.text, planned.request), None)
+    answer = postprocess(generation.text, planned.request)
+    prediction = answer if suite.official_answer is None else suite.official_answer(planned.example, answer)
+    return ExampleResult(planned, generation, prediction, None, answer if prediction != answer else None)
 
 
 def _score(results: Mapping[str, list[ExampleResult]], suite: Suite) -> BenchmarkResult | None:

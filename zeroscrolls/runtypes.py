@@ -183,6 +183,8 @@ class ExampleResult:
     generation: Generation | None
     prediction: str | None
     error: str | None
+    answer: str | None = None
+    """The model's answer when the suite mapped it to another prediction (`Suite.official_answer`), else None."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zeroscrolls.data import DataSource, Example
+from zeroscrolls.data import DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.suites.task import Task, lookup_task, select_tasks
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "zeroscrolls.suites"
 BUILTIN_SUITES: dict[str, str] = {
     "zeroscrolls": "zeroscrolls.suites.zeroscrolls.suite:SUITE",
+    "scrolls": "zeroscrolls.suites.scrolls.suite:SUITE",
     "narrativexl": "zeroscrolls.suites.narrativexl.suite:SUITE",
 }
 
@@ -33,6 +34,8 @@ RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], list[Exampl
 """(task, split, data source, the suite's templates) -> the task's examples, references grouped by id."""
 TaskLister = Callable[[DataSource, str], list[str]]
 """(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
+AnswerMapper = Callable[[Example, str], str]
+"""(example, the model's answer) -> the prediction in the form the suite's official scorer compares."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,11 @@ class Suite:
     """The name `zeroscrolls export` gives the CSV inside the run folder."""
     list_tasks: TaskLister | None = None
     """Which tasks a data source holds, when its layout is not `<task>/<split>.jsonl` (None: that layout)."""
+    revision_of: Callable[[DataSource, str], str | None] = hub_revision
+    """(data source, task) -> the Hub commit the task's rows came from, for the manifest (None off the Hub)."""
+    official_answer: AnswerMapper | None = None
+    """Maps an answer to what the official scorer compares (SCROLLS: a QuALITY letter to its option's text); the
+    prediction files hold the mapped text, the records the raw generation. None: answers are kept as they are."""
 
     def get_task(self, name: str) -> Task:
         return lookup_task(self.tasks, name, self.title)

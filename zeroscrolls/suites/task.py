@@ -27,6 +27,7 @@ class Metric(str, Enum):
     ACCURACY = "accuracy"
     EXP_SIMILARITY = "exp_similarity"
     CONCORDANCE_INDEX = "concordance_index"
+    EXACT_MATCH = "exact_match"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 
 HUB_REPO = "tau/scrolls"
@@ -76,11 +77,24 @@ def _resolve(task: str, revision: str | None) -> tuple[str, int] | None:
     return metadata.commit_hash, metadata.size
 
 
+def _ref(revision: str | None) -> Path:
+    """Where the commit last resolved for `revision` (default main) is kept, for offline use."""
+    return _assets("refs") / (revision or "main").replace("/", "--")
+
+
+def cached_revision(source: DataSource, task: str) -> str | None:
+    """The commit the source's rows were read at, from the cache (no request), for the run manifest."""
+    if source.kind != "hub":
+        return None
+    ref = _ref(source.revision)
+    return ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
+
+
 def fetch_split(task: str, split: str, revision: str | None = None, *, block_size: int = BLOCK_SIZE) -> Path:
     """The local copy of `<task>/<split>.jsonl` from `tau/scrolls` at `revision` (default main): read from the
     remote zip by range requests the first time, from the assets cache afterwards and offline
     (HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE and tokens apply as for any huggingface_hub download)."""
-    ref = _assets("refs") / (revision or "main").replace("/", "--")
+    ref = _ref(revision)
     resolved = _resolve(task, revision)
     if resolved is None:
         commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else None

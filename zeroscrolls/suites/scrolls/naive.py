@@ -52,8 +52,6 @@ class Baseline:
         return self.by_hypothesis.get(example.query, self.majority or NOT_MENTIONED)
 
     def _zeroscrolls_rule(self, example: ScrollsExample, seed: int) -> str:
-        if self.task == "contract_nli":
-            return NOT_MENTIONED
         rng = random.Random(f"{seed}:{self.task}:{example.id}")  # as the naive provider seeds each example
         answer = zeroscrolls_naive.baseline(self.task, example.document, "", rng)
         return official_prediction(example, answer)

@@ -1,45 +1,35 @@
-"""The seven SCROLLS tasks (spec §5.1, §5.3): main metric, whether a query precedes the document, and the
-generation budget the zero-shot prompts allow."""
+"""The seven SCROLLS tasks (spec §5.1-§5.4): main metric, generation budget, category, answer type, query or not.
+
+The six tasks SCROLLS shares with ZeroSCROLLS keep ZeroSCROLLS' facts (budget, category, answer type), so their
+prompts truncate identically; ContractNLI's are ours. Test sizes are SCROLLS' test rows (spec §5.2).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from importlib import resources
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.task import Category, Metric, Task, lookup_task, task_table
 
-
-@dataclass(frozen=True)
-class ScrollsTask:
-    name: str
-    title: str
-    metric: str
-    """Main score of the official metric: "rouge" (geometric mean), "f1" or "exact_match" (spec §5.1)."""
-    has_query: bool
-    """Rows are `<query>\\n\\n<document>` (spec §5.2); otherwise the input is the raw document."""
-    generation_budget: int
-    """ZeroSCROLLS' budget for the six shared tasks (spec §1), so prompts truncate identically; ours for
-    contract_nli (its longest label is three tokens)."""
-
-
-_TASK_LIST = [
-    ScrollsTask("gov_report", "GovReport", "rouge", False, 1024),
-    ScrollsTask("summ_screen_fd", "SummScreenFD", "rouge", False, 512),
-    ScrollsTask("qmsum", "QMSum", "rouge", True, 512),
-    ScrollsTask("narrative_qa", "NarrativeQA", "f1", True, 64),
-    ScrollsTask("qasper", "Qasper", "f1", True, 128),
-    ScrollsTask("quality", "QuALITY", "exact_match", True, 10),
-    ScrollsTask("contract_nli", "ContractNLI", "exact_match", True, 10),
-]
-
-TASKS: dict[str, ScrollsTask] = {t.name: t for t in _TASK_LIST}
+TASKS: dict[str, Task] = task_table(
+    [
+        Task("gov_report", "GovReport", Category.SUMMARIZATION, Metric.ROUGE, 1024, "Summary", False, 973),
+        Task("summ_screen_fd", "SummScreenFD", Category.SUMMARIZATION, Metric.ROUGE, 512, "Summary", False, 337),
+        Task("qmsum", "QMSum", Category.SUMMARIZATION, Metric.ROUGE, 512, "Answer", True, 281),
+        Task("narrative_qa", "NarrativeQA", Category.QA, Metric.F1, 64, "Answer", True, 10306),
+        Task("qasper", "Qasper", Category.QA, Metric.F1, 128, "Answer", True, 1399),
+        Task("quality", "QuALITY", Category.QA, Metric.EXACT_MATCH, 10, "Answer", True, 2128),
+        # Ours: the longest label, "Not mentioned", is a few tokens; 10 as for QuALITY.
+        Task("contract_nli", "ContractNLI", Category.QA, Metric.EXACT_MATCH, 10, "Answer", True, 2091),
+    ]
+)
 """The seven tasks in the official benchmark evaluator's order, which is also the submission CSV's (spec §5.3)."""
+
+PROMPTS = resources.files("zeroscrolls.suites.scrolls") / "prompts"
+"""SCROLLS' own templates (ContractNLI); the shared tasks use ZeroSCROLLS' folder."""
 
 CONTRACT_NLI_LABELS = ("Entailment", "Contradiction", "Not mentioned")
 """ContractNLI's gold outputs (spec §5.2)."""
 
 
-def get_task(name: str) -> ScrollsTask:
-    try:
-        return TASKS[name]
-    except KeyError:
-        raise UsageError(f"unknown SCROLLS task {name!r}; the tasks are: {', '.join(TASKS)}") from None
+def get_task(name: str) -> Task:
+    return lookup_task(TASKS, name, "SCROLLS")

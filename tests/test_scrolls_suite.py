@@ -1,0 +1,60 @@
+"""SCROLLS through the suite seam: `--suite scrolls` on the command line gives the shared tasks ZeroSCROLLS' very
+prompts, runs and scores with the SCROLLS metric, and maps answers to what the official scorer compares."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.real_data import write_real_tasks
+from tests.scrolls_rows import write_scrolls_tasks
+from zeroscrolls.cli.main import app
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_prompt_of_a_shared_example_is_zeroscrolls_prompt(real_data_dir: Path, tmp_path: Path) -> None:
+    scrolls = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    zeroscrolls = write_real_tasks(real_data_dir, tmp_path / "zs")
+    example_id = json.loads((scrolls / "quality" / "validation.jsonl").read_text("utf-8").splitlines()[0])["id"]
+    for model, budget in (("gpt-4", "2048"), ("naive", None)):
+        budget_args = ["--max-tokens", budget] if budget else []
+        common = ["prompt", "--task", "quality", "--id", example_id, "--model", model, *budget_args]
+        ours = _cli(*common, "--suite", "scrolls", "--data", str(scrolls))
+        assert ours == _cli(*common, "--data", str(zeroscrolls))
+    contract = _cli("prompt", "--suite", "scrolls", "--task", "contract_nli", "--id", "0_nda-0", "--model", "gpt-4",
+                    "--data", str(scrolls))  # fmt: skip
+    assert '"Entailment", "Contradiction" or "Not mentioned". Do not provide any explanation.' in contract
+    assert contract.endswith("\n\nHypothesis:\nReceiving Party may share some Confidential Information with some of "
+                             "Receiving Party's employees.")  # fmt: skip
+
+
+def test_naive_run_scores_with_the_scrolls_metric_and_maps_answers(real_data_dir: Path, tmp_path: Path) -> None:
+    scrolls = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    _cli("run", "--suite", "scrolls", "--model", "naive", "--data", str(scrolls), "--tasks", "quality,contract_nli",
+         "--output", str(tmp_path / "results"), "--run-name", "naive")  # fmt: skip
+    run = tmp_path / "results" / "naive"
+    manifest = json.loads((run / "manifest.json").read_text("utf-8"))
+    assert manifest["suite"] == "scrolls"
+    quality = json.loads((run / "predictions" / "quality.json").read_text("utf-8"))
+    options = {}
+    for line in (scrolls / "quality" / "validation.jsonl").read_text("utf-8").splitlines():
+        row = json.loads(line)
+        options[row["id"]] = [o.split(")", 1)[1].strip() for o in row["input"].split("\n\n")[1].split("\n")]
+    assert quality and all(prediction in options[i] for i, prediction in quality.items())
+    records = [json.loads(line) for line in (run / "records" / "quality.jsonl").read_text("utf-8").splitlines()]
+    for record in records:  # the records keep the letter the model answered
+        assert record["answer"] in "ABCD"
+        assert quality[record["id"]] == options[record["id"]]["ABCD".index(record["answer"])]
+    nli = json.loads((run / "predictions" / "contract_nli.json").read_text("utf-8"))
+    assert len(nli) == 6 and set(nli.values()) == {"Not mentioned"}
+    nli_records = (run / "records" / "contract_nli.jsonl").read_text("utf-8")
+    assert '"answer"' not in nli_records  # nothing mapped, nothing extra recorded
+    scores = json.loads((run / "scores.json").read_text("utf-8"))
+    assert scores["tasks"]["contract_nli"]["exact_match"] == round(100 / 3, 4)

@@ -1,0 +1,35 @@
+"""SCROLLS as a `Suite` (`--suite scrolls`): rows laid out as ZeroSCROLLS inputs, so the six shared tasks get
+ZeroSCROLLS' prompts byte for byte; the official SCROLLS metric; answers mapped to what its scorer compares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from zeroscrolls.data import DataSource, Example
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.scrolls import metric
+from zeroscrolls.suites.scrolls.answers import official_prediction
+from zeroscrolls.suites.scrolls.hub import cached_revision
+from zeroscrolls.suites.scrolls.rows import load_examples, to_example
+from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
+from zeroscrolls.templates import Template
+
+
+def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
+    """One task's SCROLLS rows as examples in the ZeroSCROLLS layout of its template."""
+    return [to_example(ex, templates[task]) for ex in load_examples(task, split, source)]
+
+
+SUITE = Suite(
+    name="scrolls",
+    title="SCROLLS",
+    tasks=TASKS,
+    prompt_folders=(PROMPTS, ZEROSCROLLS_PROMPTS),
+    read_rows=read_rows,
+    score_example=metric.score_example,
+    aggregate_task=metric.aggregate,
+    submission_order=tuple(TASKS),
+    revision_of=cached_revision,
+    official_answer=official_prediction,
+)
