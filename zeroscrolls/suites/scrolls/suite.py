@@ -30,6 +30,7 @@ SUITE = Suite(
     score_example=metric.score_example,
     aggregate_task=metric.aggregate,
     submission_order=tuple(TASKS),
+    submission_file="scrolls_predictions.csv",
     revision_of=cached_revision,
     official_answer=official_prediction,
 )
