@@ -9,12 +9,17 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.narrativexl_release import book_rows, make_release, marker, write_book
+from tests.test_truncation import WordCounter
+from tests.tiny_models import build_tiny_t5_tokenizer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.metric import first_option, score_example
 from zeroscrolls.suites.narrativexl.release import COLUMN_SEPARATOR, read_book
+from zeroscrolls.templates import PromptStyle, build_prompt
+from zeroscrolls.tokenizers import Tokenizer, load_tokenizer
+from zeroscrolls.truncation import CHAT_OVERHEAD, Truncator
 
 
 @pytest.fixture
@@ -128,3 +133,78 @@ def test_a_run_and_its_score(release: Path, tmp_path: Path) -> None:
     scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["read_along"]["score"] == 30.0
+
+
+def long_question(tmp_path: Path):
+    """The last question of a 40-scene book (its true scene the one just read), with its suite's template and task."""
+    suite = resolve_suite("narrativexl")
+    ex = [e for e in examples(make_release(tmp_path / "long", {"11": 40})) if e.id == "11-39-0"][0]
+    return ex, suite.load_templates()["read_along"], suite.get_task("read_along")
+
+
+def check_tail(fitted, ex) -> list[int]:
+    """The scenes whose marker survives: a run of the last ones, the notice first, the question whole."""
+    kept = [i for i in range(40) if marker("11", i) in fitted.text]
+    assert fitted.record.truncated and kept == list(range(kept[0], 40)) and 0 < kept[0]
+    assert fitted.text.split("Book:\n", 1)[1].startswith("[The beginning of the book is omitted] ... ")
+    assert ex.query in fitted.text and fitted.kept_document in ex.document
+    return kept
+
+
+@pytest.mark.parametrize("style", [PromptStyle.COMPLETION, PromptStyle.CHAT])
+def test_over_budget_the_book_loses_its_beginning(tmp_path: Path, style: PromptStyle) -> None:
+    ex, template, task = long_question(tmp_path)
+    tokenizer = load_tokenizer("tiktoken:cl100k_base")
+    assert isinstance(tokenizer, Tokenizer)
+    parts = build_prompt(ex, template, style, task)
+    chat = style is PromptStyle.CHAT
+    fitted = Truncator(tokenizer).fit(parts, 600, 10, chat=chat)
+    limit = 600 - 10 - 1 - (CHAT_OVERHEAD if chat else 0)
+    assert fitted.record.prompt_tokens == len(tokenizer.encode(fitted.text)) <= limit
+    check_tail(fitted, ex)
+    one_more = tokenizer.encode(fitted.kept_document) != tokenizer.encode(ex.document)
+    assert one_more and limit - fitted.record.prompt_tokens < 5  # the budget is used up to a few tokens
+    assert fitted.text.endswith("6) None of the above.\n\nAnswer:\n" if not chat else "6) None of the above.")
+
+
+def test_count_only_tokenizers_keep_the_longest_tail(tmp_path: Path) -> None:
+    ex, template, task = long_question(tmp_path)
+    parts = build_prompt(ex, template, PromptStyle.CLAUDE_TAGS, task)
+    counter = WordCounter()
+    fitted = Truncator(counter).fit(parts, 400, 10, chat=True)
+    limit = 400 - 10 - 1
+    assert fitted.record.prompt_tokens == counter.count(fitted.text + (fitted.prefill or "")) <= limit
+    check_tail(fitted, ex)
+    words = ex.document.split()
+    kept = fitted.kept_document.split()
+    assert kept == words[len(words) - len(kept) :]
+    one_more = parts.with_document(" ".join(words[len(words) - len(kept) - 1 :]))
+    assert counter.count(one_more + (fitted.prefill or "")) > limit  # the longest tail that fits
+    assert counter.calls < 30
+
+
+def test_seq2seq_keeps_the_tail_within_the_encoder_window(tmp_path: Path) -> None:
+    ex, template, task = long_question(tmp_path)
+    tokenizer = load_tokenizer("hf:" + str(build_tiny_t5_tokenizer(tmp_path / "tok")))
+    assert isinstance(tokenizer, Tokenizer)
+    parts = build_prompt(ex, template, PromptStyle.COMPLETION, task)
+    fitted = Truncator(tokenizer).fit(parts, 700, 10, chat=False, encoder_decoder=True)
+    assert fitted.token_ids == tuple(tokenizer.encode(fitted.text, add_special_tokens=True))
+    assert fitted.record.prompt_tokens == len(fitted.token_ids) <= 700
+    check_tail(fitted, ex)
+
+
+def test_zeroscrolls_truncation_still_keeps_the_head(tmp_path: Path) -> None:
+    """The cut-from-the-start mode is the task's: ZeroSCROLLS' prompts carry no such flag."""
+    ex = resolve_suite("zeroscrolls").load_examples("quality", "validation", DataSource.parse("sample"))[0]
+    parts = build_prompt(ex, resolve_suite("zeroscrolls").load_templates()["quality"], PromptStyle.CHAT)
+    assert not parts.cut_start
+
+
+def test_prompt_over_budget_through_the_cli(tmp_path: Path) -> None:
+    release = make_release(tmp_path / "long", {"11": 40})
+    args = ["prompt", "--suite", "narrativexl", "--data", str(release), "--task", "read_along", "--id", "11-39-0"]
+    result = CliRunner().invoke(app, [*args, "--model", "gpt-4", "--max-tokens", "500"])
+    assert result.exit_code == 0, result.output
+    assert "Book:\n[The beginning of the book is omitted] ... " in result.stdout
+    assert marker("11", 39) in result.stdout and marker("11", 0) not in result.stdout

@@ -143,9 +143,14 @@ class PromptParts:
     """Assistant prefill (claude-tags): opens the answer tag so the reply starts with the answer."""
     stop: str | None = None
     """Closing answer tag (claude-tags): the prediction is the text before it."""
+    cut_start: bool = False
+    """Over budget, keep the document's tail with the trim notice before it (`Task.keeps_recent`)."""
 
     def with_document(self, kept: str) -> str:
-        """The prompt with the document replaced by its kept head and the trim notice."""
+        """The prompt with the document replaced by its kept head and the trim notice (or, with `cut_start`, the
+        notice and its kept tail)."""
+        if self.cut_start:
+            return self.text[: self.document_start] + self.separator + kept + self.text[self.document_end :]
         return self.text[: self.document_start] + kept + self.separator + self.text[self.query_start :]
 
     @property
@@ -188,7 +193,14 @@ def build_prompt(example: Example, template: Template, style: PromptStyle, task:
     opening = template.opening(instruction)
     closing = template.closing(example.query, response=style is PromptStyle.COMPLETION)
     document_end = len(opening) + len(example.document)
-    parts = PromptParts(opening + example.document + closing, len(opening), document_end, document_end + 2, separator)
+    parts = PromptParts(
+        opening + example.document + closing,
+        len(opening),
+        document_end,
+        document_end + 2,
+        separator,
+        cut_start=task.keeps_recent,
+    )
     if style is PromptStyle.CLAUDE_TAGS and not task.is_summarization:
         tag = template.claude_tag
         return PromptParts(
@@ -199,5 +211,6 @@ def build_prompt(example: Example, template: Template, style: PromptStyle, task:
             separator,
             prefill=f"{template.claude_answer_type}: <{tag}>",
             stop=f"</{tag}>",
+            cut_start=parts.cut_start,
         )
     return parts

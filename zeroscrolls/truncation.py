@@ -154,8 +154,11 @@ class Truncator:
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
             span = (parts.document_start, parts.document_end)
             return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
-        suffix_tokens = self._count(parts.suffix)
         overhead = (CHAT_OVERHEAD if template is None else template) if chat else 0
+        if parts.cut_start:
+            limit = max_tokens - budget - 1 - overhead
+            return self._keep_tail(parts, limit, False, doc_tokens, where, max_tokens, budget)
+        suffix_tokens = self._count(parts.suffix)
         keep = max_tokens - suffix_tokens - budget - 1 - overhead
         head_tokens = self._count(parts.text[: parts.document_start])
         if keep < head_tokens:
@@ -171,6 +174,8 @@ class Truncator:
         if len(ids) <= max_tokens:
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
             return FittedPrompt(parts.text, record, (parts.document_start, parts.document_end), token_ids=tuple(ids))
+        if parts.cut_start:
+            return self._keep_tail(parts, max_tokens, True, doc_tokens, where, max_tokens, 0)
         suffix_ids = self._encode(parts.suffix, special=True)
         head_tokens = self._count(parts.text[: parts.document_start])
         room = max_tokens - len(suffix_ids)
@@ -210,6 +215,8 @@ class Truncator:
         limit = max_tokens - budget - 1
         if empty > limit:
             raise self._too_small(where, max_tokens, budget, empty)
+        if parts.cut_start:
+            return self._tail_by_count(parts, limit, doc_tokens, empty)
         cuts = [0, *(m.end() for m in re.finditer(r"\S(?=\s)", document)), len(document)]  # candidate head ends
         positions = proxy_positions(document, cuts)
         lo, hi = 0, len(cuts) - 1  # cuts[lo] fits (the empty document), cuts[hi] does not (the whole one)
@@ -235,6 +242,50 @@ class Truncator:
         span = (parts.document_start, parts.document_start + len(kept))
         return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
+    def _keep_tail(
+        self, parts: PromptParts, limit: int, special: bool, doc_tokens: int, where: str, max_tokens: int, budget: int
+    ) -> FittedPrompt:
+        """The notice and the longest document tail whose whole prompt has at most `limit` tokens: the tail's
+        tokens are what the fixed pieces leave of `limit`, fewer when the joined prompt counts more."""
+        document = parts.text[parts.document_start : parts.document_end]
+        empty = self._count(parts.with_document(""), special)
+        if empty > limit:
+            raise self._too_small(where, max_tokens, budget, empty)
+        doc_ids = self._encode(document)
+        keep = min(limit - empty, len(doc_ids))
+        while True:
+            kept = self.tokenizer.decode(doc_ids[len(doc_ids) - keep :].tolist()).lstrip("\ufffd") if keep else ""
+            text = parts.with_document(kept)
+            ids = self.tokenizer.encode(text, add_special_tokens=special)
+            if len(ids) <= limit or keep == 0:
+                break
+            keep = max(keep - (len(ids) - limit), 0)
+        record = TruncationRecord(doc_tokens, keep, True, len(ids))
+        token_ids = tuple(ids) if special else None
+        span = _tail_span(parts, kept)
+        return FittedPrompt(text, record, span, token_ids=token_ids, prefill=parts.prefill, stop=parts.stop)
+
+    def _tail_by_count(self, parts: PromptParts, limit: int, doc_tokens: int, empty: int) -> FittedPrompt:
+        """Count-only tokenizers: the longest document tail starting at a word whose prompt counts at most `limit`,
+        found by bisection over word starts (about log2(words) counts)."""
+        counter = self.tokenizer
+        prefill = parts.prefill or ""
+        document = parts.text[parts.document_start : parts.document_end]
+        starts = [0, *(m.start() for m in re.finditer(r"(?<=\s)\S", document)), len(document)]
+        lo, hi = 0, len(starts) - 1  # starts[hi] fits (the empty tail), starts[lo] does not (the whole document)
+        best = empty
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            n = counter.count(parts.with_document(document[starts[mid] :]) + prefill)
+            if n <= limit:
+                hi, best = mid, n
+            else:
+                lo = mid
+        kept = document[starts[hi] :]
+        record = TruncationRecord(doc_tokens, best - empty, True, best)
+        span = _tail_span(parts, kept)
+        return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
+
     @staticmethod
     def _too_small(where: str, max_tokens: int, budget: int, needed: int) -> ExampleError:
         reserve = f" + {budget} generation tokens" if budget else ""
@@ -242,3 +293,9 @@ class Truncator:
             f"{where}: a budget of {max_tokens} tokens cannot hold the prompt without its document "
             f"({needed} tokens: instruction, headers, trim notice and query{reserve}); raise --max-tokens"
         )
+
+
+def _tail_span(parts: PromptParts, kept: str) -> tuple[int, int]:
+    """Where a kept tail lies in `parts.with_document(kept)`: after the opening and the trim notice."""
+    start = parts.document_start + len(parts.separator)
+    return start, start + len(kept)

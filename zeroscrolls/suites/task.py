@@ -43,6 +43,9 @@ class Task:
     has_query: bool
     test_size: int
     """Number of test examples (paper Table 1)."""
+    keeps_recent: bool = False
+    """Over budget, cut the document from its start so the most recent text stays (NarrativeXL's read-along);
+    ZeroSCROLLS cuts its end (spec §3.4)."""
 
     @property
     def is_summarization(self) -> bool:
