@@ -315,3 +315,25 @@ def test_max_cost_counts_batch_prices(server: ApiServer, tmp_path: Path) -> None
         *run_args(server, tmp_path / "b", "--max-cost", f"{standard_max * 0.45:.4f}", "--batch", "--cache", cache)
     )
     assert 0 < len(server.batches.created[1].items) < 6, capped.output
+
+
+@pytest.mark.parametrize(
+    ("model", "stop"),
+    [("gpt-4", "content_filter"), (ANTHROPIC_MODEL, "refusal")],
+)
+def test_null_content_and_filter_stops_fail_without_resubmission_and_are_not_cached(
+    server: ApiServer, tmp_path: Path, model: str, stop: str
+) -> None:
+    server.fail_next(Fault(200, null_content=True), Fault(200, content="", finish_reason=stop))
+    result = zs(*run_args(server, tmp_path, "--batch", model=model))
+    assert result.exit_code == 1, result.output
+    assert len(server.batches.created) == 1  # a filter stop would repeat: not sent again within the run
+    folder = next(tmp_path.iterdir())
+    failed = [r for r in records(folder) if r.get("error")]
+    assert sorted(r["finish_reason"] for r in failed) == sorted(["stop" if model == "gpt-4" else "stop_sequence", stop])
+    assert any("no content" in r["error"] for r in failed) and any("content filter" in r["error"] for r in failed)
+    assert all(r["cost_usd"] and r["cost_usd"] > 0 for r in failed)  # paid for, and counted
+
+    again = zs(*run_args(server, tmp_path, "--batch", model=model))  # not cached: a rerun sends only those two
+    assert again.exit_code == 0, again.output
+    assert len(server.batches.created) == 2 and len(server.batches.created[1].items) == 2

@@ -6,6 +6,8 @@ to batches the store (`zeroscrolls.batchstore`) records as running, takes result
 the keys no live batch holds (split by the provider's caps, each batch recorded before it is created), then polls
 every `poll_seconds` and yields each result the moment its batch is downloaded. Failed items that a retry can fix
 (server errors, expired or cancelled requests) go into new batches of their own, at most `MAX_RESUBMITS` times.
+An answer with null content or a filter/refusal stop fails as on the synchronous path: not resubmitted (the stop
+would repeat), not cached, so a rerun sends it again.
 A provider-specific `BatchAPI` (openai_batch.py, anthropic_batch.py) speaks the SDK.
 """
 
@@ -40,6 +42,8 @@ BATCH_PRICE_FACTOR = 0.5
 """Both providers bill batch work at half the standard price."""
 MAX_RESUBMITS = 2
 """Times one run sends a request again after its batch errored, expired or cancelled it."""
+WITHHELD = "withheld"
+"""The outcome of an item answered with null content or a filter/refusal stop: paid for, failed, never cached."""
 DEFAULT_POLL_SECONDS = 30.0
 SUBMIT_GRACE_S = 120.0
 """A batch recorded as being submitted for longer than this was left so by a killed run: look it up at the
@@ -285,7 +289,8 @@ class BatchProvider(Provider):
             await api.aclose()
 
     def generation(self, model: str, reply: Reply, batch_id: str) -> dict[str, Any]:
-        """The stored form of a succeeded batch item: the fields of its `Generation`, priced at batch prices."""
+        """The stored form of a succeeded batch item: the fields of its `Generation`, priced at batch prices; an
+        answer the synchronous path would fail (null content, a filter or refusal stop) holds its `error`."""
         profile = self._profiles.get(model) or REGISTRY.get(model)
         if profile is not None and profile.provider != self.name:
             profile = None  # unknown here: the runner prices it with the run's profile
@@ -295,7 +300,7 @@ class BatchProvider(Provider):
         info = dict(reply.info) | {"batch_id": batch_id}
         if reply.cached_input_tokens:
             info["cached_input_tokens"] = reply.cached_input_tokens
-        return {
+        stored = {
             "text": reply.text,
             "finish_reason": reply.finish_reason,
             "input_tokens": reply.input_tokens,
@@ -303,6 +308,8 @@ class BatchProvider(Provider):
             "cost_usd": cost,
             "info": info,
         }
+        problem = self.inner._withheld(reply) if isinstance(self.inner, APIProvider) else None
+        return stored if problem is None else stored | {"text": "", "error": problem}
 
 
 class _Session:
@@ -514,7 +521,7 @@ class _Session:
                 continue  # not a request of this batch
             if item.outcome == SUCCEEDED and item.reply is not None:
                 stored = self.provider.generation(record.model, item.reply, record.batch_id or "")
-                outcomes[item.custom_id] = (SUCCEEDED, stored)
+                outcomes[item.custom_id] = (WITHHELD if "error" in stored else SUCCEEDED, stored)
             else:
                 error = f"batch {record.batch_id}: {item.outcome}: {item.error or 'no detail'}"
                 outcomes[item.custom_id] = (item.outcome, {"error": error, "retryable": item.retryable})
@@ -529,7 +536,7 @@ class _Session:
         for key, outcome, result in self.store.outcomes(local):
             if key not in outstanding:
                 continue
-            if outcome == SUCCEEDED:
+            if outcome in (SUCCEEDED, WITHHELD):  # a withheld answer: a failure with its finish reason and cost
                 yield _stored(key, result)
             elif result.get("retryable") and self.resubmits[key] < MAX_RESUBMITS:
                 self.resubmits[key] += 1
@@ -608,6 +615,7 @@ def _stored(key: str, result: Mapping[str, Any]) -> Generation:
         input_tokens=result["input_tokens"],
         output_tokens=result["output_tokens"],
         cost_usd=result["cost_usd"],
+        error=result.get("error"),
         info=result["info"],
     )
 
