@@ -63,6 +63,23 @@ def test_malformed_answer_null_content_filter_stop_and_empty_answer_in_one_run(
     assert json.loads((out / FOLDER / "manifest.json").read_text())["totals"]["empty_answers"] == 1
 
 
+def test_empty_answers_are_listed_in_the_report_per_task(server: ApiServer, tmp_path: Path) -> None:
+    clean = run(server, tmp_path / "clean")
+    assert clean.exit_code == 0, clean.output
+    assert "empty answer" not in (tmp_path / "clean" / FOLDER / "report.md").read_text()
+
+    server.fail_next(Fault(200, content=""), Fault(200, content=""), Fault(200, content=""))
+    result = run(server, tmp_path / "results", "--no-cache")
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "results" / FOLDER
+    ids = {
+        task: list(json.loads((folder / "predictions" / f"{task}.json").read_text())) for task in ("qasper", "quality")
+    }
+    report = (folder / "report.md").read_text()
+    assert f"qasper: 2 empty answer(s): {ids['qasper'][0]}, {ids['qasper'][1]}" in report
+    assert f"quality: 1 empty answer(s): {ids['quality'][0]}" in report
+
+
 def test_request_timeout_and_max_wait_on_the_command_line(server: ApiServer, tmp_path: Path) -> None:
     server.fail_next(Fault(200, delay=1.5), Fault(200, delay=1.5), Fault(429, retry_after=900))
     started = time.monotonic()

@@ -39,9 +39,11 @@ def render_run_report(
     records: Mapping[str, Sequence[Mapping[str, Any]]],
     plot: str | None = None,
     lengths_plot: str | None = None,
+    empty_answers: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The Markdown report of one run from its manifest, scores and per-example records; `plot` and
-    `lengths_plot` are the file names of the run's overview and output-length pictures next to the report."""
+    `lengths_plot` are the file names of the run's overview and output-length pictures next to the report;
+    `empty_answers` holds the ids of each task's empty predictions (valid answers, but rarely meant)."""
     model = manifest["model"]
     totals = manifest["totals"]
     parts = [
@@ -68,6 +70,8 @@ def render_run_report(
     if lengths_plot:
         parts.append(f"![Words of the outputs and of the references per task]({lengths_plot})\n")
     parts.append(_failures_section(records))
+    if empty_answers and any(empty_answers.values()):
+        parts.append(_empty_answers_line(empty_answers))
     parts.append(
         "## Totals\n\n"
         + markdown_table(
@@ -163,3 +167,12 @@ def _failures_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str
         f"## Failures\n\n{len(rows)} example(s) have no prediction and are left out of the scores; rerunning the "
         "same command retries them (successes come from the cache).\n\n" + markdown_table(["task", "id", "error"], rows)
     )
+
+
+def _empty_answers_line(empty_answers: Mapping[str, Sequence[str]]) -> str:
+    per_task = [
+        f"{task}: {len(ids)} empty answer(s): " + ", ".join(ids[:SHOWN_IDS]) + (" ..." if len(ids) > SHOWN_IDS else "")
+        for task, ids in empty_answers.items()
+        if ids
+    ]
+    return "Empty answers, valid and scored as such: " + "; ".join(per_task) + ".\n"

@@ -159,7 +159,11 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
     overview = plots.run_overview(records, per_example, folder.root / OVERVIEW_PLOT)
     analyses = [r.formats for r in result.scores.tasks.values() if r.formats] if result.scores is not None else []
     lengths = plots.output_lengths(analyses, folder.root / LENGTHS_PLOT).name if analyses else None
-    write_text(folder.report, report.render_run_report(manifest, result.scores, records, overview.name, lengths))
+    empty = {
+        task: [r.planned.example.id for r in items if r.prediction == ""] for task, items in result.results.items()
+    }
+    text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty)
+    write_text(folder.report, text)
     write_json(folder.manifest, manifest)
 
 
