@@ -58,3 +58,19 @@ def test_naive_run_scores_with_the_scrolls_metric_and_maps_answers(real_data_dir
     assert '"answer"' not in nli_records  # nothing mapped, nothing extra recorded
     scores = json.loads((run / "scores.json").read_text("utf-8"))
     assert scores["tasks"]["contract_nli"]["exact_match"] == round(100 / 3, 4)
+
+
+def test_scrolls_run_shows_no_format_analysis(real_data_dir: Path, tmp_path: Path) -> None:
+    scrolls = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    for name in ("a", "b"):
+        _cli("run", "--suite", "scrolls", "--model", "naive", "--data", str(scrolls), "--tasks", "quality,contract_nli",
+             "--output", str(tmp_path / "results"), "--run-name", name)  # fmt: skip
+    runs = [str(tmp_path / "results" / name) for name in ("a", "b")]
+    score = _cli("score", runs[0], "--suite", "scrolls")
+    assert "quality" in score and "Format analysis" not in score
+    report = (tmp_path / "results" / "a" / "report.md").read_text("utf-8")
+    assert "## Scores" in report and "Format diagnostics" not in report
+    rich = _cli("compare", *runs, "--suite", "scrolls")
+    markdown = _cli("compare", *runs, "--suite", "scrolls", "--format", "md")
+    assert "contract_nli" in rich and "Format analysis" not in rich
+    assert "contract_nli" in markdown and "refusals" not in markdown.lower()

@@ -65,7 +65,7 @@ def render_run_report(
     parts.append(_truncation_section(records))
     if plot:
         parts.append(f"![Share of document kept and per-example scores per task]({plot})\n")
-    if scores is not None:
+    if scores is not None and scores.suite.format_diagnostics:
         parts.append(_format_section(scores))
     if lengths_plot:
         parts.append(f"![Words of the outputs and of the references per task]({lengths_plot})\n")

@@ -74,7 +74,8 @@ def score(
     else:
         out = Console()
         out.print(results_table(result))
-        out.print(format_table([r.formats for r in result.tasks.values() if r.formats is not None]))
+        if chosen.format_diagnostics:
+            out.print(format_table([r.formats for r in result.tasks.values() if r.formats is not None]))
 
 
 def register(app: typer.Typer) -> None:

@@ -282,23 +282,24 @@ def compare(
         if differing:
             shown = ", ".join(f"{t} {n} of which {result.common[t]} common" for t, n in differing.items())
             err.print(f"note: {label} scored {shown}; only ids every run scored are compared")
-    labels = [run.label for run in runs for _ in run.formats]
-    analyses = [analysis for run in runs for analysis in run.formats.values()]
+    diagnosed = runs if chosen.format_diagnostics else []  # no format tables for a suite without diagnostics
+    labels = [run.label for run in diagnosed for _ in run.formats]
+    analyses = [analysis for run in diagnosed for analysis in run.formats.values()]
     if output_format is Format.rich:
         out = Console()
         for table in comparison.rich_tables(result, boot):
             out.print(table)
-        for i, run in enumerate(runs):  # one table per run: a run column would squeeze the others below 80 columns
+        for i, run in enumerate(diagnosed):  # one table per run: a run column would squeeze the others below 80 columns
             table = format_table(list(run.formats.values()))
             table.title = f"Format analysis: {run.label}"
-            table.caption = table.caption if i == len(runs) - 1 else None
+            table.caption = table.caption if i == len(diagnosed) - 1 else None
             out.print(table)
         for note in result.notes:
             err.print(f"note: {note}")
     elif output_format is Format.md:
         rows = [[label, *format_row(a)] for label, a in zip(labels, analyses, strict=True)]
-        formats = markdown_table(["run", *FORMAT_HEADERS], rows)
-        typer.echo(comparison.markdown(result, boot) + f"\n{formats}\n{FORMAT_NOTE}\n", nl=False)
+        formats = f"\n{markdown_table(['run', *FORMAT_HEADERS], rows)}\n{FORMAT_NOTE}\n" if diagnosed else ""
+        typer.echo(comparison.markdown(result, boot) + formats, nl=False)
     elif output_format is Format.csv:
         typer.echo(comparison.long_frame(result).to_csv(index=False), nl=False)
     else:
