@@ -118,3 +118,17 @@ def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
         out = _load(env, "narrative_qa", "validation", block_size=64 * 1024)
     assert out.returncode == 1
     assert f"cannot write {blocked / 'validation.jsonl'}" in out.stderr and "HF_HOME" in out.stderr
+
+
+def test_a_hub_run_manifest_names_tau_scrolls_and_its_commit(tmp_path: Path) -> None:
+    blob = _zip("contract_nli", {"validation": contract_nli_rows()})
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    with serve_dataset("tau/scrolls", {"contract_nli.zip": blob}) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        args = "run --suite scrolls --model naive --data hub --tasks contract_nli --no-cache --run-name hub".split()
+        command = [sys.executable, "-m", "zeroscrolls.cli", *args, "--output", str(tmp_path / "runs")]
+        out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    data = json.loads((tmp_path / "runs" / "hub" / "manifest.json").read_text(encoding="utf-8"))["data"]
+    assert data["source"] == "hub:tau/scrolls@main"
+    assert data["revision"] == {"contract_nli": COMMIT}

@@ -74,11 +74,12 @@ class DataSource:
             )
         return cls("dir", path=path)
 
-    def describe(self) -> str:
+    def describe(self, hub_repo: str = HUB_REPO) -> str:
+        """The source as manifests and messages name it; `hub_repo` is the Hub dataset the suite reads."""
         if self.kind == "dir":
             return str(self.path)
         if self.kind == "hub":
-            return f"hub:{HUB_REPO}@{self.revision or 'main'}"
+            return f"hub:{hub_repo}@{self.revision or 'main'}"
         return "sample"
 
     def task_file(self, task: str, split: str) -> Path | None:

@@ -236,7 +236,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
             "decoding": plan.provider.decoding(profile),
         },
         "data": {
-            "source": source.describe(),
+            "source": source.describe(config.suite.hub_repo),
             "split": config.split,
             "revision": {task: config.suite.revision_of(source, task) for task in plan.examples}
             if source.kind == "hub"

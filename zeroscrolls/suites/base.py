@@ -14,7 +14,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zeroscrolls.data import DataSource, Example, hub_revision
+from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.suites.task import Task, lookup_task, select_tasks
@@ -64,6 +64,8 @@ class Suite:
     """The name `zeroscrolls export` gives the CSV inside the run folder."""
     list_tasks: TaskLister | None = None
     """Which tasks a data source holds, when its layout is not `<task>/<split>.jsonl` (None: that layout)."""
+    hub_repo: str = HUB_REPO
+    """The Hugging Face Hub dataset `--data hub` reads, as the manifest names it."""
     revision_of: Callable[[DataSource, str], str | None] = hub_revision
     """(data source, task) -> the Hub commit the task's rows came from, for the manifest (None off the Hub)."""
     official_answer: AnswerMapper | None = None

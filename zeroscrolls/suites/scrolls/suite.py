@@ -9,7 +9,7 @@ from zeroscrolls.data import DataSource, Example
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import official_prediction
-from zeroscrolls.suites.scrolls.hub import cached_revision
+from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
 from zeroscrolls.suites.scrolls.rows import load_examples, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
@@ -31,6 +31,7 @@ SUITE = Suite(
     aggregate_task=metric.aggregate,
     submission_order=tuple(TASKS),
     submission_file="scrolls_predictions.csv",
+    hub_repo=HUB_REPO,
     revision_of=cached_revision,
     official_answer=official_prediction,
 )
