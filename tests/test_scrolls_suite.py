@@ -69,8 +69,21 @@ def test_scrolls_run_shows_no_format_analysis(real_data_dir: Path, tmp_path: Pat
     score = _cli("score", runs[0], "--suite", "scrolls")
     assert "quality" in score and "Format analysis" not in score
     report = (tmp_path / "results" / "a" / "report.md").read_text("utf-8")
-    assert "## Scores" in report and "Format diagnostics" not in report
+    assert "scores (2 of 7 tasks)" in report and "Format diagnostics" not in report
     rich = _cli("compare", *runs, "--suite", "scrolls")
     markdown = _cli("compare", *runs, "--suite", "scrolls", "--format", "md")
     assert "contract_nli" in rich and "Format analysis" not in rich
     assert "contract_nli" in markdown and "refusals" not in markdown.lower()
+
+
+def test_scrolls_scores_are_called_validation_zero_shot(real_data_dir: Path, tmp_path: Path) -> None:
+    scrolls = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    _cli("run", "--suite", "scrolls", "--model", "naive", "--data", str(scrolls), "--output", str(tmp_path / "results"),
+         "--run-name", "all")  # fmt: skip
+    run = tmp_path / "results" / "all"
+    score = _cli("score", str(run), "--suite", "scrolls")
+    assert "SCROLLS validation, zero-shot scores, 7 of 7 tasks" in score
+    assert "SCROLLS validation, zero-shot score: mean of the 7 task scores" in score
+    report = (run / "report.md").read_text("utf-8")
+    assert "## SCROLLS validation, zero-shot scores (7 of 7 tasks)" in report
+    assert "**SCROLLS validation, zero-shot score: " in report

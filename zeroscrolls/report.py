@@ -98,12 +98,12 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
     rows = [
         [r.task, r.score_text, _sub_metrics(r), f"{r.num_scored} of {r.num_expected}"] for r in scores.tasks.values()
     ]
-    title, count = scores.suite.title, len(scores.suite.tasks)
-    text = f"## Scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
+    title, name, count = scores.suite.title, scores.suite.scores_name, len(scores.suite.tasks)
+    text = f"## {name} scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
     if any(r.partial for r in scores.tasks.values()):
         text += f"\n{PARTIAL_MARK}: scored on fewer examples than the task has (failures are left out of it).\n"
     if scores.mean is not None:
-        text += f"\n**{title} score: {scores.mean:.2f}** (mean of the {count} task scores)\n"
+        text += f"\n**{name} score: {scores.mean:.2f}** (mean of the {count} task scores)\n"
     elif scores.partial_mean is not None:
         text += (
             f"\nPartial mean: {scores.partial_mean:.2f}, the {scores.mean_note}. This is not a {title} score, "

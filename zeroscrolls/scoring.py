@@ -310,8 +310,8 @@ def _read_prediction_file(path: Path) -> dict[str, str]:
 def results_table(result: BenchmarkResult) -> Table:
     """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
     clearly labelled partial mean over the fully scored tasks) in the last row and the caption."""
-    title = result.suite.title
-    table = Table(title=f"{title} scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    title, name = result.suite.title, result.suite.scores_name
+    table = Table(title=f"{name} scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("task", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     for column in ("score", "R1", "R2", "RL", "scored", "format"):
@@ -329,7 +329,7 @@ def results_table(result: BenchmarkResult) -> Table:
     table.add_section()
     if result.mean is not None:
         table.add_row(title, "mean", f"{result.mean:.2f}")
-        table.caption = f"{title} score: mean of the {len(result.suite.tasks)} task scores"
+        table.caption = f"{name} score: mean of the {len(result.suite.tasks)} task scores"
     elif result.tasks:
         full = len(result.fully_scored)
         mean = NO_SCORE if result.partial_mean is None else f"{result.partial_mean:.2f}"

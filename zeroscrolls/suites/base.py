@@ -58,6 +58,9 @@ class Suite:
     format_diagnostics: bool = False
     """Whether ZeroSCROLLS' answer-format diagnostics (format check, refusals, lenient score; formats.py) apply to
     the suite's tasks; they know tasks by their ZeroSCROLLS names and facts."""
+    scores_title: str | None = None
+    """What score tables and reports call the suite's numbers (None: `title`); SCROLLS' say they are zero-shot
+    validation numbers, not comparable with its fine-tuned test leaderboard (spec §5.4)."""
     submission_order: tuple[str, ...] | None = None
     """Task order of the leaderboard CSV (`Task,ID,Prediction`), or None when the suite has no submission format."""
     submission_file: str = "predictions.csv"
@@ -71,6 +74,11 @@ class Suite:
     official_answer: AnswerMapper | None = None
     """Maps an answer to what the official scorer compares (SCROLLS: a QuALITY letter to its option's text); the
     prediction files hold the mapped text, the records the raw generation. None: answers are kept as they are."""
+
+    @property
+    def scores_name(self) -> str:
+        """The name score tables and reports give the suite's numbers."""
+        return self.scores_title or self.title
 
     def get_task(self, name: str) -> Task:
         return lookup_task(self.tasks, name, self.title)

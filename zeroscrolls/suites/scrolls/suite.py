@@ -24,6 +24,7 @@ def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str,
 SUITE = Suite(
     name="scrolls",
     title="SCROLLS",
+    scores_title="SCROLLS validation, zero-shot",
     tasks=TASKS,
     prompt_folders=(PROMPTS, ZEROSCROLLS_PROMPTS),
     read_rows=read_rows,
