@@ -191,6 +191,20 @@ def derive_spans(text: str, context_header: str, query_header: str | None, respo
     return document_start, query_start - 2, query_start, query_end
 
 
+def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
+    """('file:line', row) for each row of a benchmark JSONL file (SCROLLS and ZeroSCROLLS share the layout): `id`
+    and `input` strings, `output` a string or null (test rows), else a `UsageError` naming the file and line."""
+    for lineno, row in _read_jsonl(path):
+        where = f"{path}:{lineno}"
+        for field in ("id", "input"):
+            if not isinstance(row.get(field), str):
+                raise UsageError(f"{where}: field {field!r} is missing or not a string")
+        output = row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise UsageError(f"{where}: field 'output' must be a string or null")
+        yield where, row
+
+
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, row) for each non-blank line; bytes that are not UTF-8 or lines that are not JSON objects are
     a `UsageError` naming the file and line, and so is a file without rows (a task of zero examples, which a run

@@ -12,11 +12,11 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any, ClassVar
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.plugins import installed, load_target
 from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 
@@ -234,29 +234,19 @@ def option_flag(option: str) -> str:
 
 def installed_providers() -> dict[str, str]:
     """Provider name -> 'module:Class', built-ins first, then entry points."""
-    found = dict(BUILTIN_PROVIDERS)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return found
+    return installed(BUILTIN_PROVIDERS, ENTRY_POINT_GROUP)
 
 
 def resolve_provider(spec: str) -> type[Provider]:
     """The provider class for a name ('openai', an entry point) or a 'pkg.module:Class' path."""
-    installed = installed_providers()
-    target = installed.get(spec, spec if ":" in spec else None)
+    known = installed_providers()
+    target = known.get(spec, spec if ":" in spec else None)
     if target is None:
         raise UsageError(
-            f"unknown provider {spec!r}; installed providers: {', '.join(sorted(installed))} "
+            f"unknown provider {spec!r}; installed providers: {', '.join(sorted(known))} "
             "(or give a class as --provider package.module:Class)"
         )
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not module_name.startswith(exc.name):
-            raise  # a dependency inside the module is missing: a bug of that provider, not a usage error
-        raise UsageError(f"provider {spec!r}: cannot import module {module_name!r}") from None
-    cls = getattr(module, class_name, None)
+    cls = load_target("provider", spec, target)
     if not (isinstance(cls, type) and issubclass(cls, Provider)):
         raise UsageError(f"provider {spec!r}: {target} is not a zeroscrolls Provider subclass")
     return cls

@@ -7,16 +7,15 @@ suite's module only when it is chosen, as providers do.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
+from zeroscrolls.plugins import installed, load_target
 from zeroscrolls.suites.task import Task, lookup_task, select_tasks
 from zeroscrolls.templates import Template, read_templates
 
@@ -106,29 +105,19 @@ class Suite:
 
 def installed_suites() -> dict[str, str]:
     """Suite name -> 'module:OBJECT', built-ins first, then entry points."""
-    found = dict(BUILTIN_SUITES)
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(ep.name, ep.value)
-    return found
+    return installed(BUILTIN_SUITES, ENTRY_POINT_GROUP)
 
 
 def resolve_suite(name: str) -> Suite:
     """The suite registered under `name` (built-in or entry point)."""
-    installed = installed_suites()
-    target = installed.get(name)
+    known = installed_suites()
+    target = known.get(name)
     if target is None:
         raise UsageError(
-            f"unknown suite {name!r}; installed suites: {', '.join(sorted(installed))} (list them with "
+            f"unknown suite {name!r}; installed suites: {', '.join(sorted(known))} (list them with "
             "`zeroscrolls suites`; a package adds one through the entry-point group zeroscrolls.suites)"
         )
-    module_name, _, attribute = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not module_name.startswith(exc.name):
-            raise  # a dependency inside the module is missing: a bug of that suite, not a usage error
-        raise UsageError(f"suite {name!r}: cannot import module {module_name!r}") from None
-    suite = getattr(module, attribute, None)
+    suite = load_target("suite", name, target)
     if not isinstance(suite, Suite):
         raise UsageError(f"suite {name!r}: {target} is not a zeroscrolls Suite")
     if suite.name != name:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from zeroscrolls.data import DataSource, Example, _read_jsonl
+from zeroscrolls.data import DataSource, Example, read_rows
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.scrolls.tasks import get_task
 from zeroscrolls.templates import Template
@@ -75,14 +75,8 @@ def read_examples(task: str, path: Path) -> list[ScrollsExample]:
     """Every example of one SCROLLS JSONL file, references grouped by id in file order."""
     examples: dict[str, ScrollsExample] = {}
     refs: dict[str, list[str]] = {}
-    for lineno, row in _read_jsonl(path):
-        where = f"{path}:{lineno}"
-        for field in ("id", "input"):
-            if not isinstance(row.get(field), str):
-                raise UsageError(f"{where}: field {field!r} is missing or not a string")
+    for where, row in read_rows(path):
         output = row.get("output")
-        if output is not None and not isinstance(output, str):
-            raise UsageError(f"{where}: field 'output' must be a string or null")
         if row["id"] in examples:
             if output:
                 refs[row["id"]].append(output)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from zeroscrolls.data import DataSource, Example, _read_jsonl, derive_spans
+from zeroscrolls.data import DataSource, Example, derive_spans, read_rows
 from zeroscrolls.errors import UsageError
 from zeroscrolls.templates import Template, load_templates
 
@@ -46,14 +46,8 @@ def load_examples(
         )
     examples: dict[str, Example] = {}
     refs: dict[str, list[str]] = {}
-    for lineno, row in _read_jsonl(path):
-        where = f"{path}:{lineno}"
-        for field in ("id", "input"):
-            if not isinstance(row.get(field), str):
-                raise UsageError(f"{where}: field {field!r} is missing or not a string")
+    for where, row in read_rows(path):
         output = row.get("output")
-        if output is not None and not isinstance(output, str):
-            raise UsageError(f"{where}: field 'output' must be a string or null")
         ex_id = row["id"]
         if ex_id in examples:
             if output:
