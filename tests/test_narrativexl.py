@@ -49,6 +49,12 @@ def test_context_is_the_book_up_to_and_including_the_scene_asked(release: Path) 
     assert ex.input.endswith("\n\nAnswer:\n") and ex.input[ex.query_start :].startswith("Question:\n")
 
 
+def test_each_example_carries_its_question_facts(release: Path) -> None:
+    by_id = {e.id: e for e in examples(release)}
+    assert by_id["84-3-1"].facts == {"book": "84", "row": 3, "type": "Change", "retention": 3}
+    assert by_id["1342-0-0"].facts == {"book": "1342", "row": 0, "type": "Lookahead", "retention": 0}
+
+
 def test_raw_questions_through_their_folder(release: Path) -> None:
     substituted = examples(release)[0].document
     raw = examples(release / "Questions" / "raw" / "shortform")[0].document

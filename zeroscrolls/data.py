@@ -6,6 +6,7 @@ A data folder holds `<task>/<split>.jsonl` (the layout of the official zips, spe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import zipfile
@@ -40,6 +41,9 @@ class Example:
     """Offset just past the query text; `input[query_end:]` is the response header block."""
     truncation_separator: str | None = None
     """The row's own `truncation_seperator` (sic), when the data has one."""
+    facts: Mapping[str, str | int] = dataclasses.field(default_factory=dict, hash=False)
+    """What the data knows about the example beyond its text, for analyses that group examples by it (NarrativeXL:
+    book, row, question type, retention demand); empty for suites without such facts."""
 
     @property
     def document(self) -> str:

@@ -36,7 +36,10 @@ def question_example(task: str, book: Book, question: Question, template: Templa
     document_end = document_start + len(document)
     query_start = document_end + 2
     query_end = query_start + len(f"{template.query_header}\n{question.text}")
-    return Example(task, question.id, text, (question.answer,), document_start, document_end, query_start, query_end)
+    facts = {"book": book.id, "row": question.row, "type": question.type, "retention": question.retention}
+    return Example(
+        task, question.id, text, (question.answer,), document_start, document_end, query_start, query_end, facts=facts
+    )
 
 
 def book_so_far(book: Book, row: int) -> str:
