@@ -8,7 +8,7 @@ from statistics import fmean
 from typing import Any
 
 from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
-from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult, TaskResult
+from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult
 from zeroscrolls.suites.task import DEFAULT_SUITE
 
 SHOWN_IDS = 5
@@ -95,13 +95,16 @@ def render_run_report(
 def _scores_section(scores: BenchmarkResult | None) -> str:
     if scores is None:
         return "## Scores\n\nNo references in this split (the test gold is hidden): nothing scored.\n"
-    rows = [
-        [r.task, r.score_text, _sub_metrics(r), f"{r.num_scored} of {r.num_expected}"] for r in scores.tasks.values()
-    ]
+    rows = []
+    for r in scores.tasks.values():
+        rows.append([r.task, r.score_text, _sub_metrics(r.metrics), f"{r.num_scored} of {r.num_expected}"])
+        rows += [[f"{r.task}: {n} baseline", f"{m['score']:.2f}", _sub_metrics(m), "-"] for n, m in r.baselines.items()]
     title, name, count = scores.suite.title, scores.suite.scores_name, len(scores.suite.tasks)
     text = f"## {name} scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
     if any(r.partial for r in scores.tasks.values()):
         text += f"\n{PARTIAL_MARK}: scored on fewer examples than the task has (failures are left out of it).\n"
+    if any(r.baselines for r in scores.tasks.values()):
+        text += "\nBaseline rows: a trivial answer scored on the same examples, in no mean.\n"
     if scores.mean is not None:
         text += f"\n**{name} score: {scores.mean:.2f}** (mean of the {count} task scores)\n"
     elif scores.partial_mean is not None:
@@ -118,8 +121,8 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
     return text
 
 
-def _sub_metrics(r: TaskResult) -> str:
-    return ", ".join(f"{name} {value:.2f}" for name, value in r.metrics.items() if name != "score") or "-"
+def _sub_metrics(metrics: Mapping[str, float]) -> str:
+    return ", ".join(f"{name} {value:.2f}" for name, value in metrics.items() if name != "score") or "-"
 
 
 def _truncation_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:

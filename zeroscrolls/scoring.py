@@ -73,6 +73,8 @@ class TaskResult:
     """Ids of rows without a gold reference (left out of the task, reported)."""
     formats: FormatAnalysis | None = None
     """Refusals, output lengths and the lenient score (formats.py): beside the score, never part of it."""
+    baselines: dict[str, dict[str, float]] = field(default_factory=dict)
+    """The suite's baselines (`Suite.baselines`) scored on the same examples: name -> metrics as in `metrics`."""
 
     @property
     def score(self) -> float | None:
@@ -102,8 +104,10 @@ class TaskResult:
         return f"scored {self.num_scored} of {self.num_expected}" if self.num_scored else "nothing scored"
 
     def to_json(self) -> dict[str, float | None]:
-        """The task's entry of `score --json`: equal to `metrics.score` on the same input."""
-        return (self.metrics or {"score": None}) | {"num_scored": self.num_scored, "num_missing": len(self.missing)}
+        """The task's entry of `score --json`: equal to `metrics.score` on the same input, then each baseline under
+        `<name>_baseline`."""
+        counts = {"num_scored": self.num_scored, "num_missing": len(self.missing)}
+        return (self.metrics or {"score": None}) | counts | {f"{n}_baseline": m for n, m in self.baselines.items()}
 
 
 @dataclass(frozen=True)
@@ -218,7 +222,15 @@ def score_task(
         per_example=per_example,
         unreferenced=unreferenced,
         formats=analyze_task(task, predictions, examples, per_example, off_format) if diagnose else None,
+        baselines=_baselines(task, [by_id[i] for i in per_example], suite),
     )
+
+
+def _baselines(task: str, scored: Sequence[Example], suite: Suite) -> dict[str, dict[str, float]]:
+    """The suite's baselines that apply to `task`, on the scored examples only (so a partial run compares like with
+    like)."""
+    found = {name: baseline(task, scored) for name, baseline in suite.baselines.items()}
+    return {name: metrics for name, metrics in found.items() if metrics is not None}
 
 
 def score_benchmark(
@@ -307,6 +319,10 @@ def _read_prediction_file(path: Path) -> dict[str, str]:
     return data
 
 
+def _rouge_cells(metrics: Mapping[str, float]) -> list[str]:
+    return [f"{metrics[name]:.1f}" if name in metrics else "" for name in ("rouge1", "rouge2", "rougeL")]
+
+
 def results_table(result: BenchmarkResult) -> Table:
     """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
     clearly labelled partial mean over the fully scored tasks) in the last row and the caption."""
@@ -317,15 +333,16 @@ def results_table(result: BenchmarkResult) -> Table:
     for column in ("score", "R1", "R2", "RL", "scored", "format"):
         table.add_column(column, justify="right")
     for r in result.tasks.values():
-        rouge = [f"{r.metrics[name]:.1f}" if name in r.metrics else "" for name in ("rouge1", "rouge2", "rougeL")]
         table.add_row(
             r.task,
             _METRIC_LABELS.get(result.suite.get_task(r.task).metric, result.suite.get_task(r.task).metric.value),
             r.score_text,
-            *rouge,
+            *_rouge_cells(r.metrics),
             f"{r.num_scored} of {r.num_expected}",
             "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%",
         )
+        for baseline, metrics in r.baselines.items():
+            table.add_row(f"  {baseline} baseline", "", f"{metrics['score']:.2f}", *_rouge_cells(metrics), style="dim")
     table.add_section()
     if result.mean is not None:
         table.add_row(title, "mean", f"{result.mean:.2f}")
@@ -340,4 +357,6 @@ def results_table(result: BenchmarkResult) -> Table:
         )
         if any(r.partial for r in result.tasks.values()):
             table.caption += f". {PARTIAL_MARK}: scored on fewer examples than the task has"
+    if any(r.baselines for r in result.tasks.values()):
+        table.caption = f"{table.caption}. Baseline rows: a trivial answer scored on the same examples, in no mean"
     return table

@@ -7,8 +7,8 @@ suite's module only when it is chosen, as providers do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +35,9 @@ TaskLister = Callable[[DataSource, str], list[str]]
 """(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
 AnswerMapper = Callable[[Example, str], str]
 """(example, the model's answer) -> the prediction in the form the suite's official scorer compares."""
+BaselineScorer = Callable[[str, Sequence[Example]], dict[str, float] | None]
+"""(task, the scored examples) -> the task-level metrics of a trivial answer to them, or None where the task has
+none: a reference point shown beside the task's score, never part of it."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,10 @@ class Suite:
     official_answer: AnswerMapper | None = None
     """Maps an answer to what the official scorer compares (SCROLLS: a QuALITY letter to its option's text); the
     prediction files hold the mapped text, the records the raw generation. None: answers are kept as they are."""
+    baselines: Mapping[str, BaselineScorer] = field(default_factory=dict)
+    """Name -> a trivial answer's scores on the same examples, shown beside the task's score in score tables,
+    reports and `scores.json` / `score --json` (key `<name>_baseline`); NarrativeXL's `copy_input` scores the
+    distorted summary itself. ZeroSCROLLS and SCROLLS have none."""
 
     @property
     def scores_name(self) -> str:

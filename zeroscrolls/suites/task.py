@@ -19,6 +19,8 @@ class Category(str, Enum):
     SUMMARIZATION = "summarization"
     QA = "qa"
     AGGREGATION = "aggregation"
+    RECONSTRUCTION = "reconstruction"
+    """Rewrite a distorted text into the true one (NarrativeXL); gets the chat and Claude format requests."""
 
 
 class Metric(str, Enum):

@@ -1,11 +1,16 @@
-"""Accuracy of read-along answers: the first standalone option number 1-6 in the answer decides."""
+"""NarrativeXL's metrics: read-along accuracy (the first standalone option number 1-6 in the answer decides) and,
+for the reconstruction tasks, ROUGE-1/2/L F1 against the true summary as ZeroSCROLLS computes it (rouge-score, no
+stemming), the task score their geometric mean; beside it, the same ROUGE of the distorted summary itself."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 
-from zeroscrolls.metrics import aggregate_metric
+from zeroscrolls.data import Example
+from zeroscrolls.metrics import aggregate_metric, rouge
+from zeroscrolls.suites.narrativexl.tasks import TASKS
+from zeroscrolls.suites.task import Metric
 
 _OPTION = re.compile(r"(?<![\d.])[1-6](?![\d])")
 """A digit 1-6 not inside a longer number ("12", "0.5" and "3.5" hold none; "3)" and "option 3." hold 3)."""
@@ -18,9 +23,20 @@ def first_option(text: str) -> str | None:
 
 
 def score_example(task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:
-    """100 when the answer's first option number is the correct one, else 0."""
+    """Read-along: 100 when the answer's first option number is the correct one, else 0. Reconstruction: R1, R2
+    and RL F-measures on 0-100."""
+    if TASKS[task].metric is Metric.ROUGE:
+        return rouge.example_scores(prediction, references)
     return {"accuracy": 100.0 if first_option(prediction) in references else 0.0}
 
 
 def aggregate(task: str, values: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    return aggregate_metric("accuracy", values)
+    return aggregate_metric(TASKS[task].metric.value, values)
+
+
+def copy_input_scores(task: str, examples: Sequence[Example]) -> dict[str, float] | None:
+    """The copy-the-input baseline of a reconstruction task: the distorted summary (the example's query) scored as
+    the answer, over `examples` (paper Table 5: R1 .522, R2 .261, RL .408). None for the read-along questions."""
+    if TASKS[task].metric is not Metric.ROUGE or not examples:
+        return None
+    return aggregate(task, {ex.id: score_example(task, ex.query, ex.outputs) for ex in examples})

@@ -4,6 +4,7 @@ Each file is "CSV-like" text with the authors' multi-character separators (their
 one row per scene of the book in reading order. Cells holding several questions join them with a list separator.
 Files are decoded as the authors' loaders do (utf-8, utf-16, cp1252, latin-1, first that works); we also require
 the decoded text to hold the column separator, so a wrong decoding that happens not to fail is not taken.
+`read_table` reads any of the release's tables this way (summaries.py reads the summary tables with it).
 """
 
 from __future__ import annotations
@@ -57,30 +58,49 @@ class Book:
     questions: tuple[Question, ...]
 
 
-def questions_folder(source: DataSource) -> Path:
-    """The folder of `*.questions_shortform` files: `--data DIR` is the unpacked release (its substituted
-    questions) or a folder holding the files itself (e.g. `DIR/Questions/raw/shortform` for the raw ones)."""
+def release_root(source: DataSource) -> Path:
+    """The folder `--data DIR` names: NarrativeXL reads a local copy of its release, nothing else."""
     if source.kind != "dir" or source.path is None:
         raise UsageError(
             f"--data {source.describe()}: NarrativeXL reads a local copy of its release; pass --data DIR with DIR "
             "the unpacked archive from https://osf.io/4nz6x (holding Questions/substituted/shortform/)"
         )
-    release = source.path / "Questions" / DEFAULT_VARIANT / "shortform"
+    return source.path
+
+
+def find_questions(root: Path) -> Path | None:
+    """The folder of `*.questions_shortform` files under `root` (see `questions_folder`), or None."""
+    release = root / "Questions" / DEFAULT_VARIANT / "shortform"
     if release.is_dir():
         return release
-    if any(source.path.glob(f"*{SUFFIX}")):
-        return source.path
-    raise UsageError(
-        f"--data {source.path}: neither Questions/{DEFAULT_VARIANT}/shortform/ nor *{SUFFIX} files are there; pass "
-        "the unpacked NarrativeXL release, or its Questions/raw/shortform folder for the questions without "
-        "substituted names"
-    )
+    if any(root.glob(f"*{SUFFIX}")):
+        return root
+    return None
+
+
+def questions_folder(source: DataSource) -> Path:
+    """The folder of `*.questions_shortform` files: `--data DIR` is the unpacked release (its substituted
+    questions) or a folder holding the files itself (e.g. `DIR/Questions/raw/shortform` for the raw ones)."""
+    root = release_root(source)
+    folder = find_questions(root)
+    if folder is None:
+        raise UsageError(
+            f"--data {root}: neither Questions/{DEFAULT_VARIANT}/shortform/ nor *{SUFFIX} files are there; pass "
+            "the unpacked NarrativeXL release, or its Questions/raw/shortform folder for the questions without "
+            "substituted names"
+        )
+    return folder
 
 
 def book_files(folder: Path) -> list[Path]:
     """The question files, in Gutenberg id order (numeric ids numerically)."""
     files = [p for p in folder.glob(f"*{SUFFIX}") if p.is_file()]
-    return sorted(files, key=lambda p: (not p.stem.isdigit(), int(p.stem) if p.stem.isdigit() else 0, p.stem))
+    return sorted(files, key=lambda p: book_order(p.stem))
+
+
+def book_order(book: str) -> tuple[bool, int, str]:
+    """Sort key of a Gutenberg id: numeric ids numerically, then any others by name."""
+    return (not book.isdigit(), int(book) if book.isdigit() else 0, book)
 
 
 def read_books(source: DataSource) -> Iterator[Book]:
@@ -95,29 +115,37 @@ def read_books(source: DataSource) -> Iterator[Book]:
 
 def read_book(path: Path) -> Book:
     """One `<gutenberg_id>.questions_shortform` file; malformed content is a usage error naming file and row."""
-    text = _decode(path)
-    lines = [line for line in text.split(LINE_SEPARATOR) if line.strip()]
-    if not lines:
-        raise UsageError(f"{path}: the file is empty; expected a header row {', '.join(HEADER)}")
-    header = tuple(cell.strip() for cell in lines[0].split(COLUMN_SEPARATOR))
-    if header != HEADER:
-        raise UsageError(f"{path}: header row is {', '.join(header)}; expected {', '.join(HEADER)}")
     scenes: list[str] = []
     questions: list[Question] = []
-    for row, line in enumerate(lines[1:]):
-        cells = line.split(COLUMN_SEPARATOR)
-        if len(cells) != len(HEADER):
-            raise UsageError(
-                f"{path}: data row {row} has {len(cells)} columns, expected {len(HEADER)} ({', '.join(HEADER)}); "
-                "is the file cut short or edited?"
-            )
-        values = dict(zip(HEADER, cells, strict=True))
+    for row, values in enumerate(read_table(path, HEADER, "questions_shortform")):
         scenes.append(values["RAW_CHUNK"].strip())
         questions.extend(_row_questions(path, path.stem, row, values))
     return Book(path.stem, tuple(scenes), tuple(questions))
 
 
-def _decode(path: Path) -> str:
+def read_table(path: Path, header: tuple[str, ...], kind: str) -> list[dict[str, str]]:
+    """The data rows of one release file as {column: cell}, after a header row that must be `header`; `kind`
+    names the file kind in errors. Malformed content is a usage error naming file and 0-based data row."""
+    text = _decode(path, kind)
+    lines = [line for line in text.split(LINE_SEPARATOR) if line.strip()]
+    if not lines:
+        raise UsageError(f"{path}: the file is empty; expected a header row {', '.join(header)}")
+    found = tuple(cell.strip() for cell in lines[0].split(COLUMN_SEPARATOR))
+    if found != header:
+        raise UsageError(f"{path}: header row is {', '.join(found)}; expected {', '.join(header)}")
+    rows = []
+    for row, line in enumerate(lines[1:]):
+        cells = line.split(COLUMN_SEPARATOR)
+        if len(cells) != len(header):
+            raise UsageError(
+                f"{path}: data row {row} has {len(cells)} columns, expected {len(header)} ({', '.join(header)}); "
+                "is the file cut short or edited?"
+            )
+        rows.append(dict(zip(header, cells, strict=True)))
+    return rows
+
+
+def _decode(path: Path, kind: str) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -131,14 +159,14 @@ def _decode(path: Path) -> str:
             return text.lstrip("\ufeff")
     raise UsageError(
         f"{path}: no column separator {COLUMN_SEPARATOR} in it under any of the encodings {', '.join(ENCODINGS)}; "
-        "is it a NarrativeXL questions_shortform file?"
+        f"is it a NarrativeXL {kind} file?"
     )
 
 
 def _row_questions(path: Path, book: str, row: int, values: dict[str, str]) -> list[Question]:
     where = f"{path}: data row {row}"
     columns = ("QUESTIONS", "QUESTION_ANSWERS", "QUESTION_TYPES", "MEMLOADS")
-    lists = [_split_list(values[c]) for c in columns]
+    lists = [split_list(values[c]) for c in columns]
     counts = {c: len(items) for c, items in zip(columns, lists, strict=True)}
     if len(set(counts.values())) != 1:
         listed = ", ".join(f"{c} {n}" for c, n in counts.items())
@@ -159,7 +187,7 @@ def _row_questions(path: Path, book: str, row: int, values: dict[str, str]) -> l
     return found
 
 
-def _split_list(cell: str) -> list[str]:
+def split_list(cell: str) -> list[str]:
     """A cell's entries; an empty cell holds none (incomplete questions were dropped by the authors)."""
     if not cell.strip():
         return []

@@ -1,45 +1,122 @@
-"""NarrativeXL questions -> `Example`s of `read_along`: one example per question, id `<gutenberg_id>-<row>-<k>`.
+"""NarrativeXL's release -> `Example`s, ids `<gutenberg_id>-<row>-<k>`.
 
-The context is the book up to and including the scene where the question is asked (scenes 0..row, joined by a
-space as the authors' helper joins them). The authors' helper leaves that scene out, though questions of retention
-0 ask about it; we keep it in.
+`read_along`: one example per question. The context is the book up to and including the scene where the question
+is asked (scenes 0..row, joined by a space as the authors' helper joins them). The authors' helper leaves that scene
+out, though questions of retention 0 ask about it; we keep it in.
+
+`scene_reconstruction`, `hierarchical_reconstruction`: one example per distorted summary (summaries.py), asked at
+the end of the book: the context is the whole book, the query the distorted summary, the reference the true one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from zeroscrolls.data import DataSource, Example
-from zeroscrolls.suites.narrativexl.release import Book, Question, questions_folder, read_books
+from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.narrativexl.release import (
+    Book,
+    Question,
+    find_questions,
+    questions_folder,
+    read_books,
+    release_root,
+)
+from zeroscrolls.suites.narrativexl.summaries import (
+    HIERARCHY_FOLDER,
+    SCENE_FOLDER,
+    SummaryTable,
+    hierarchy_tables,
+    scene_tables,
+    summary_folder,
+)
+from zeroscrolls.suites.narrativexl.tasks import RECONSTRUCTION_TASKS
 from zeroscrolls.templates import Template
+
+log = logging.getLogger("zeroscrolls.suites.narrativexl")
+
+TABLES_NEEDED = {
+    "scene_reconstruction": (SCENE_FOLDER,),
+    "hierarchical_reconstruction": (SCENE_FOLDER, HIERARCHY_FOLDER),
+}
+"""The summary folders each reconstruction task reads (the hierarchical one takes the book from the scene table)."""
 
 
 def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
-    """Every question of every book in the source; NarrativeXL has no splits, so `split` selects nothing."""
+    """Every question (or distorted summary) of every book in the source; NarrativeXL has no splits, so `split`
+    selects nothing."""
     template = templates[task]
+    if task in RECONSTRUCTION_TASKS:
+        return reconstruction_examples(task, source, template)
     return [question_example(task, book, q, template) for book in read_books(source) for q in book.questions]
 
 
 def available_tasks(source: DataSource, split: str) -> list[str]:
-    """`read_along` when the source is a NarrativeXL release (else a usage error saying what to pass)."""
-    questions_folder(source)
-    return ["read_along"]
+    """`read_along` when the source holds the questions, and each reconstruction task whose summary tables it
+    holds; a source with none of them is a usage error saying what to pass."""
+    root = release_root(source)
+    tasks = ["read_along"] if find_questions(root) is not None else []
+    tasks += [t for t in RECONSTRUCTION_TASKS if all(summary_folder(root, f) for f in TABLES_NEEDED[t])]
+    if not tasks:
+        questions_folder(source)
+    return tasks
 
 
 def question_example(task: str, book: Book, question: Question, template: Template) -> Example:
-    """The example of one question, laid out as the template's completion prompt (instruction, book, question,
-    response header) with the document and query spans pointing into it."""
+    """The example of one question (its context the book so far)."""
+    facts = {"book": book.id, "row": question.row, "type": question.type, "retention": question.retention}
     document = book_so_far(book, question.row)
+    return laid_out(task, question.id, document, question.text, question.answer, template, facts)
+
+
+def laid_out(
+    task: str, example_id: str, document: str, query: str, answer: str, template: Template, facts: dict[str, Any]
+) -> Example:
+    """An example laid out as the template's completion prompt (instruction, book, query, response header) with
+    the document and query spans pointing into it."""
     opening = template.opening(template.instruction)
-    text = template.rebuild_input(document, question.text)
+    text = template.rebuild_input(document, query)
     document_start = len(opening)
     document_end = document_start + len(document)
     query_start = document_end + 2
-    query_end = query_start + len(f"{template.query_header}\n{question.text}")
-    facts = {"book": book.id, "row": question.row, "type": question.type, "retention": question.retention}
-    return Example(
-        task, question.id, text, (question.answer,), document_start, document_end, query_start, query_end, facts=facts
-    )
+    query_end = query_start + len(f"{template.query_header}\n{query}")
+    return Example(task, example_id, text, (answer,), document_start, document_end, query_start, query_end, facts=facts)
+
+
+def reconstruction_examples(task: str, source: DataSource, template: Template) -> list[Example]:
+    """One example per distorted summary of the task's table, books in Gutenberg id order; the rows left out
+    (no true summary, or no distorted one) are said on stderr."""
+    root = release_root(source)
+    absent = [f for f in TABLES_NEEDED[task] if summary_folder(root, f) is None]
+    if absent:
+        raise UsageError(
+            f"--data {root}: {task} reads {' and '.join(f + '/' for f in absent)} of the NarrativeXL release (one "
+            "file per book, named <gutenberg_id> with any suffix, e.g. 84.tagseparated); there is no such folder. "
+            "Pass the unpacked release, or run the tasks it holds (`--tasks read_along`)"
+        )
+    tables = list(scene_tables(root) if task == "scene_reconstruction" else hierarchy_tables(root))
+    _say_skipped(task, tables)
+    return [reconstruction_example(task, table, i, template) for table in tables for i in range(len(table.items))]
+
+
+def reconstruction_example(task: str, table: SummaryTable, index: int, template: Template) -> Example:
+    """The example of one distorted summary: the whole book (the question is asked at its end), then the summary."""
+    item = table.items[index]
+    facts: dict[str, Any] = {"book": item.book, "row": item.row}
+    if item.level is not None:
+        facts["level"] = item.level
+    document = book_so_far(table.book, len(table.book.scenes) - 1)
+    return laid_out(task, item.id, document, item.distorted, item.true, template, facts)
+
+
+def _say_skipped(task: str, tables: Iterable[SummaryTable]) -> None:
+    skipped = [(t.path, row) for t in tables for row in t.skipped]
+    if skipped:
+        why = "no true summary (marked Fail)" if task == "scene_reconstruction" else "no distorted summary ('None')"
+        path, row = skipped[0]
+        log.warning("%s: left out %d row(s) with %s, e.g. %s data row %d", task, len(skipped), why, path, row)
 
 
 def book_so_far(book: Book, row: int) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zeroscrolls.suites.base import Suite
-from zeroscrolls.suites.narrativexl.metric import aggregate, score_example
+from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples
 from zeroscrolls.suites.narrativexl.tasks import PROMPTS, TASKS
 
@@ -16,4 +16,5 @@ SUITE = Suite(
     score_example=score_example,
     aggregate_task=aggregate,
     list_tasks=available_tasks,
+    baselines={"copy_input": copy_input_scores},
 )
