@@ -117,3 +117,41 @@ def make_release(root: Path, books: dict[str, int] | None = None, summaries: boo
                 rows = [[*r[:1], r[1].replace("walking", "strolling"), *r[2:]] for r in rows]
             write_book(root / "Questions" / variant / "shortform" / f"{book}.questions_shortform", rows)
     return root
+
+
+RECALL_DISTANCES = (0, 1, 4, 8, 15, 30, 60)
+"""How far back `recall_rows` asks: one distance in each retention bucket of the analysis."""
+
+
+def recall_rows(book: str, scenes: int) -> list[list[str]]:
+    """One row per scene; row i asks, for each distance d of `RECALL_DISTANCES` up to i, about scene i - d (the
+    j-th distance: type Lookahead, Change, Otherbook in turn, true option j % 5 + 1, retention d), and from row 1 on
+    a Change question answered by option 6 (retention i)."""
+    types = ("Lookahead", "Change", "Otherbook")
+    rows = []
+    for i in range(scenes):
+        raw = f"Scene {i} of book {book} tells of {marker(book, i)} walking home."
+        questions = [
+            (
+                question_text(j % 5 + 1, f"Someone walks home ({marker(book, i - d)})."),
+                str(j % 5 + 1),
+                types[j % 3],
+                str(d),
+            )
+            for j, d in enumerate(RECALL_DISTANCES)
+            if d <= i
+        ]
+        if i >= 1:
+            questions.append((question_text(6, ""), "6", "Change", str(i)))
+        cells = [LIST_SEPARATOR.join(q[k] for q in questions) for k in range(4)]
+        rows.append([str(i), raw, f"...{raw}...", *cells])
+    return rows
+
+
+def make_recall_release(root: Path, books: dict[str, int]) -> Path:
+    """`root` laid out as the unpacked release, with `recall_rows` books (id -> scenes)."""
+    for book, scenes in books.items():
+        write_book(
+            root / "Questions" / "substituted" / "shortform" / f"{book}.questions_shortform", recall_rows(book, scenes)
+        )
+    return root

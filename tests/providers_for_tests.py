@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import ClassVar
 
@@ -143,3 +144,19 @@ class EveryOptionProvider(ScriptedProvider):
 
     name = "every-option"
     accepted_options = frozenset(PROVIDER_OPTION_NAMES)
+
+
+class RecallProvider(ScriptedProvider):
+    """NarrativeXL with perfect memory of what it sees: answers the first option naming the marker of a scene
+    (tests/narrativexl_release.py) that is whole in the book part of the prompt, else 6, "None of the above."."""
+
+    name = "recall"
+
+    async def answer(self, request: Request) -> Generation:
+        text = request.prompt if request.prompt is not None else request.messages[-1][1]
+        question = text[text.rindex("Which of the following scenes") :]
+        seen = set(re.findall(r"Scene \d+ of book \w+ tells of (\w+) walking home\.", request.document))
+        options = re.findall(r"^([1-5])\) .*?(b\w+?scene\d+marker)", question, re.MULTILINE)
+        answer = next((k for k, word in options if word in seen), "6")
+        log_call(request)
+        return Generation(request.key(), answer, "stop", input_tokens=request.prompt_tokens, output_tokens=1)

@@ -51,8 +51,20 @@ def test_context_is_the_book_up_to_and_including_the_scene_asked(release: Path) 
 
 def test_each_example_carries_its_question_facts(release: Path) -> None:
     by_id = {e.id: e for e in examples(release)}
-    assert by_id["84-3-1"].facts == {"book": "84", "row": 3, "type": "Change", "retention": 3}
-    assert by_id["1342-0-0"].facts == {"book": "1342", "row": 0, "type": "Lookahead", "retention": 0}
+    ends = by_id["84-3-1"].facts["scene_ends"]
+    assert by_id["84-3-1"].facts == {
+        "book": "84",
+        "row": 3,
+        "type": "Change",
+        "retention": 3,
+        "true_scene": None,  # option 6, "None of the above.", is right
+        "scene_ends": ends,
+    }
+    document = by_id["84-3-1"].document
+    assert isinstance(ends, tuple) and len(ends) == 4 and ends[3] == len(document)
+    assert [document[:end].rsplit("Scene ", 1)[1].split()[0] for end in ends] == ["0", "1", "2", "3"]
+    assert all(document[:end].endswith("walking home.") for end in ends)
+    assert by_id["1342-0-0"].facts["true_scene"] == 0 and by_id["84-3-0"].facts["true_scene"] == 3
 
 
 def test_raw_questions_through_their_folder(release: Path) -> None:

@@ -23,6 +23,9 @@ from zeroscrolls.tasks import TASKS
 HUB_REPO = "tau/zero_scrolls"
 SPLITS = ("validation", "test")
 
+Fact = str | int | tuple[int, ...] | None
+"""One value of `Example.facts`: a label, a count, offsets, or None where the data has no such value."""
+
 
 @dataclass(frozen=True)
 class Example:
@@ -41,9 +44,9 @@ class Example:
     """Offset just past the query text; `input[query_end:]` is the response header block."""
     truncation_separator: str | None = None
     """The row's own `truncation_seperator` (sic), when the data has one."""
-    facts: Mapping[str, str | int] = dataclasses.field(default_factory=dict, hash=False)
+    facts: Mapping[str, Fact] = dataclasses.field(default_factory=dict, hash=False)
     """What the data knows about the example beyond its text, for analyses that group examples by it (NarrativeXL:
-    book, row, question type, retention demand); empty for suites without such facts."""
+    book, row, question type, retention demand, true scene, scene offsets); empty for suites without such facts."""
 
     @property
     def document(self) -> str:

@@ -27,6 +27,7 @@ from zeroscrolls.atomic import write_atomic
 from zeroscrolls.errors import UsageError
 from zeroscrolls.runtypes import ExampleResult, Plan, RunResult
 from zeroscrolls.storage import cannot_write
+from zeroscrolls.suites.base import Suite
 
 if TYPE_CHECKING:
     from zeroscrolls.scoring import BenchmarkResult
@@ -139,7 +140,8 @@ def _recorded_configuration(manifest: Path) -> dict[str, Any] | None:
 def write_run(plan: Plan, result: RunResult, started: str) -> None:
     """Write every file of a finished (or stopped) run; tasks not in this run lose their old files."""
     folder = result.folder
-    records = {task: [_record(r) for r in items] for task, items in result.results.items()}
+    suite = plan.config.suite
+    records = {task: [_record(r) | _suite_fields(r, suite) for r in items] for task, items in result.results.items()}
     for task, items in result.results.items():
         predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
         write_json(folder.predictions(task), predictions)
@@ -182,6 +184,13 @@ def _record(r: ExampleResult) -> dict[str, Any]:
         "error": r.error,
         "info": dict(g.info) if g else {},
     } | ({"answer": r.answer} if r.answer is not None else {})
+
+
+def _suite_fields(r: ExampleResult, suite: Suite) -> dict[str, Any]:
+    """What the suite records about the prompt sent (`Suite.record_fields`)."""
+    if suite.record_fields is None:
+        return {}
+    return dict(suite.record_fields(r.planned.example, _kept_chars(r).get("kept_chars")))
 
 
 def _kept_chars(r: ExampleResult) -> dict[str, int]:

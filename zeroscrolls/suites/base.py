@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
@@ -38,6 +38,9 @@ AnswerMapper = Callable[[Example, str], str]
 BaselineScorer = Callable[[str, Sequence[Example]], dict[str, float] | None]
 """(task, the scored examples) -> the task-level metrics of a trivial answer to them, or None where the task has
 none: a reference point shown beside the task's score, never part of it."""
+RecordFields = Callable[[Example, int | None], Mapping[str, Any]]
+"""(example, characters of its document the model saw, None when nothing was planned) -> fields added to its
+record."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class Suite:
     """Name -> a trivial answer's scores on the same examples, shown beside the task's score in score tables,
     reports and `scores.json` / `score --json` (key `<name>_baseline`); NarrativeXL's `copy_input` scores the
     distorted summary itself. ZeroSCROLLS and SCROLLS have none."""
+    record_fields: RecordFields | None = None
+    """What each example's record adds about the prompt sent (NarrativeXL: which scenes truncation kept and whether
+    the true scene is among them); None: nothing."""
 
     @property
     def scores_name(self) -> str:

@@ -6,17 +6,24 @@ out, though questions of retention 0 ask about it; we keep it in.
 
 `scene_reconstruction`, `hierarchical_reconstruction`: one example per distorted summary (summaries.py), asked at
 the end of the book: the context is the whole book, the query the distorted summary, the reference the true one.
+
+Each question's facts say what the analyses group by: book, row, question type, retention demand, the true scene
+(row - retention; None when option 6, "None of the above.", is right) and `scene_ends`, where each scene of the
+book ends in the joined text (one tuple per book, shared by its questions; the document of row r is
+`scene_ends[r]` characters long), so a record can tell which scenes a truncated prompt kept without the text.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from itertools import accumulate
 from typing import Any
 
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.narrativexl.release import (
+    NUM_OPTIONS,
     Book,
     Question,
     find_questions,
@@ -50,7 +57,11 @@ def load_examples(task: str, split: str, source: DataSource, templates: Mapping[
     template = templates[task]
     if task in RECONSTRUCTION_TASKS:
         return reconstruction_examples(task, source, template)
-    return [question_example(task, book, q, template) for book in read_books(source) for q in book.questions]
+    found = []
+    for book in read_books(source):
+        ends = scene_ends(book)
+        found.extend(question_example(task, book, q, template, ends) for q in book.questions)
+    return found
 
 
 def available_tasks(source: DataSource, split: str) -> list[str]:
@@ -64,9 +75,16 @@ def available_tasks(source: DataSource, split: str) -> list[str]:
     return tasks
 
 
-def question_example(task: str, book: Book, question: Question, template: Template) -> Example:
-    """The example of one question (its context the book so far)."""
-    facts = {"book": book.id, "row": question.row, "type": question.type, "retention": question.retention}
+def question_example(task: str, book: Book, question: Question, template: Template, ends: tuple[int, ...]) -> Example:
+    """The example of one question (its context the book so far); `ends` are the book's `scene_ends`."""
+    facts = {
+        "book": book.id,
+        "row": question.row,
+        "type": question.type,
+        "retention": question.retention,
+        "true_scene": None if question.answer == str(NUM_OPTIONS) else question.row - question.retention,
+        "scene_ends": ends,
+    }
     document = book_so_far(book, question.row)
     return laid_out(task, question.id, document, question.text, question.answer, template, facts)
 
@@ -122,3 +140,8 @@ def _say_skipped(task: str, tables: Iterable[SummaryTable]) -> None:
 def book_so_far(book: Book, row: int) -> str:
     """Scenes 0..row of the book, in reading order."""
     return " ".join(book.scenes[: row + 1])
+
+
+def scene_ends(book: Book) -> tuple[int, ...]:
+    """Where each scene ends in `book_so_far` (the same offsets for every row: the text grows at its end)."""
+    return tuple(accumulate(len(scene) + (i > 0) for i, scene in enumerate(book.scenes)))

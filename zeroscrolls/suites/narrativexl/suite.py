@@ -5,6 +5,7 @@ from __future__ import annotations
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples
+from zeroscrolls.suites.narrativexl.scenes import kept_scenes
 from zeroscrolls.suites.narrativexl.tasks import PROMPTS, TASKS
 
 SUITE = Suite(
@@ -17,4 +18,5 @@ SUITE = Suite(
     aggregate_task=aggregate,
     list_tasks=available_tasks,
     baselines={"copy_input": copy_input_scores},
+    record_fields=kept_scenes,
 )
