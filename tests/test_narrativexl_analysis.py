@@ -9,10 +9,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from tests.narrativexl_release import make_recall_release
+from tests.narrativexl_release import make_recall_release, make_release
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.suites.base import resolve_suite
+from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of, group_examples
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes
 from zeroscrolls.templates import PromptStyle, build_prompt
 from zeroscrolls.tokenizers import load_tokenizer
@@ -108,3 +109,132 @@ def test_records_say_whether_the_true_scene_was_in_view(tmp_path: Path) -> None:
             assert record["true_scene_kept"] is (predictions[example_id] == ex.outputs[0])
     kept = [r["true_scene_kept"] for r in records.values()]
     assert kept.count(True) > 200 and kept.count(False) > 30
+
+
+def group(accuracy: float | None, n: int, low: float | None = None, high: float | None = None) -> dict:
+    return {"accuracy": accuracy, "n": n, "ci_low": low, "ci_high": high}
+
+
+EMPTY = group(None, 0)
+
+
+def test_score_json_breaks_accuracy_down_by_retention_type_and_context(tmp_path: Path) -> None:
+    """The echo provider answers "6" to every question: wrong on the seven retention-0 Lookahead questions, right
+    on the three Change questions answered by "None of the above." (retention 2, 2 and 3)."""
+    folder = tmp_path / "runs" / "echo"
+    run(
+        ["--suite", "narrativexl", "--data", str(make_release(tmp_path / "r")), "--provider", "echo", "--model", "m"],
+        folder,
+    )
+    scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
+    assert scored.exit_code == 0, scored.output
+    entry = json.loads(scored.stdout)["read_along"]
+    assert entry["score"] == 30.0 and entry["chance"] == round(100 / 6, 4)
+    assert entry["retention"] == {
+        "0": group(0.0, 7, 0.0, 0.0),
+        "1-2": group(100.0, 2, 100.0, 100.0),
+        "3-5": group(100.0, 1, 100.0, 100.0),
+        "6-10": EMPTY,
+        "11-20": EMPTY,
+        "21-50": EMPTY,
+        "51+": EMPTY,
+    }
+    assert entry["by_type"] == {
+        "Lookahead": group(0.0, 7, 0.0, 0.0),
+        "Change": group(100.0, 3, 100.0, 100.0),
+        "Otherbook": EMPTY,
+    }
+    context = entry["by_context"]
+    assert list(context) == ["1-10", "11-25", "26-50", "51-100", "101-200", "201-500", "501+"]
+    assert context["1-10"]["accuracy"] == 30.0 and context["1-10"]["n"] == 10
+    assert 0.0 <= context["1-10"]["ci_low"] < 30.0 < context["1-10"]["ci_high"] <= 70.0
+    assert all(context[k] == EMPTY for k in list(context)[1:])
+    saved = json.loads((folder / "scores.json").read_text())["tasks"]["read_along"]
+    assert {k: saved[k] for k in ("retention", "by_type", "by_context", "chance")} == {
+        k: entry[k] for k in ("retention", "by_type", "by_context", "chance")
+    }
+
+
+def test_report_plot_and_terminal_show_the_forgetting_curve(tmp_path: Path) -> None:
+    folder = tmp_path / "runs" / "echo"
+    run(
+        ["--suite", "narrativexl", "--data", str(make_release(tmp_path / "r")), "--provider", "echo", "--model", "m"],
+        folder,
+    )
+    report = (folder / "report.md").read_text()
+    section = report.split("## Retention\n", 1)[1].split("\n## ", 1)[0]
+    assert "chance 16.67" in section and "![Accuracy by retention](retention.png)" in section
+    assert "| 0 | 0.00 | [0.00, 0.00] | 7 |" in section and "| 1-2 | 100.00 | [100.00, 100.00] | 2 |" in section
+    assert "| Lookahead | 0.00 | [0.00, 0.00] | 7 |" in section and "| 6-10 | - | - | 0 |" in section
+    assert (folder / "retention.png").read_bytes().startswith(b"\x89PNG")
+    shown = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl"], terminal_width=160)
+    assert shown.exit_code == 0, shown.output
+    table = shown.stdout.split("read_along: retention (scenes back)", 1)[1]
+    assert re.search(r"\n\s*0\s+0\.00\s+\[0\.00, 0\.00\]\s+7\n", table)
+    assert "read_along: question type" in shown.stdout and "chance 16.67" in shown.stdout
+
+
+def test_zeroscrolls_scores_carry_no_breakdown(tmp_path: Path) -> None:
+    folder = tmp_path / "runs" / "zs"
+    run(["--data", "sample", "--provider", "echo", "--model", "m", "--tasks", "quality"], folder)
+    scored = CliRunner().invoke(app, ["score", str(folder), "--json"])
+    assert scored.exit_code == 0 and set(json.loads(scored.stdout)["quality"]) == {
+        "score",
+        "accuracy",
+        "num_scored",
+        "num_missing",
+    }
+    assert "## Retention" not in (folder / "report.md").read_text() and not (folder / "retention.png").exists()
+
+
+def test_a_budget_sweep_separates_forgetting_from_the_cut(tmp_path: Path) -> None:
+    """The recall provider never forgets: every question whose true scene was kept is right, every one whose true
+    scene was cut is wrong, at each budget; the small budget cuts the far questions, the large one none."""
+    release = make_recall_release(tmp_path / "r", {"5": 40})
+    args = ["sweep", "--suite", "narrativexl", "--data", str(release), "--provider", RECALL, "--model", "m"]
+    out = tmp_path / "sweeps"
+    result = CliRunner().invoke(app, [*args, "--max-tokens", "300,2000", "--output", str(out), "--sweep-name", "s"])
+    assert result.exit_code == 0, result.output
+    folder = out / "s"
+    points = json.loads((folder / "analysis.json").read_text())["points"]
+    assert [(p["model"], p["budget"], p["task"]) for p in points] == [
+        ("m", 300, "read_along"),
+        ("m", 2000, "read_along"),
+    ]
+    by_id = examples(release)
+    with_true_scene = [e for e in by_id.values() if e.facts["true_scene"] is not None]
+    for point in points:
+        kept, cut = point["retention_kept"], point["retention_cut"]
+        for bucket in kept:
+            in_bucket = [
+                e for e in with_true_scene if bucket_of(int(e.facts["retention"]), RETENTION_BUCKETS) == bucket
+            ]
+            assert kept[bucket]["n"] + cut[bucket]["n"] == len(in_bucket)
+            assert kept[bucket]["accuracy"] == (100.0 if kept[bucket]["n"] else None)
+            assert cut[bucket]["accuracy"] == (0.0 if cut[bucket]["n"] else None)
+    small, large = points
+    # at 300 tokens about 20 scenes fit: the ten questions 30 scenes back lose their true scene, none nearer does
+    assert {b: g["n"] for b, g in small["retention_cut"].items() if g["n"]} == {"21-50": 10}
+    assert all(g["n"] == 0 for g in large["retention_cut"].values())
+    assert large["retention"]["21-50"] == group(100.0, 10 + 19, 100.0, 100.0)  # rows 21-39 ask "None of the above."
+    report = (folder / "report.md").read_text()
+    section = report.split("## Retention\n", 1)[1].split("\n## ", 1)[0]
+    assert "**retention (scenes back), true scene cut**: questions whose true scene truncation cut" in section
+    assert "| m | 300 | - | - | - | - | - | 0.0 [0.0, 0.0] (10) | - |" in section
+    assert "![Accuracy by retention](retention.png)" in section
+    assert (folder / "retention.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_only_read_along_questions_are_broken_down() -> None:
+    """Examples without question facts (tasks other than read_along) get no scene fields and no breakdown."""
+    other = Example("scene_reconstruction", "84-0", "text", ("summary",), 0, 4, 4, 4, facts={"book": "84"})
+    assert kept_scenes(other, 4) == {}
+    assert group_examples("scene_reconstruction", [other], None) is None
+    grouped = group_examples("read_along", [], {})
+    assert grouped is not None and [g.key for g in grouped.groupings] == [
+        "retention",
+        "by_type",
+        "by_context",
+        "retention_kept",
+        "retention_cut",
+    ]

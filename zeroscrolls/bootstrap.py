@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from zeroscrolls.breakdowns import Analysis, Breakdown, Group, Groupings
 from zeroscrolls.metrics import Aggregator, aggregate
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
@@ -72,6 +73,23 @@ class Bootstrap:
             draws.extend(self._draws(task, ids, per_example))
         n = sum(len(p) for p in per_task.values())
         return self._interval(float(np.mean(estimates)), np.mean(draws, axis=0), n)
+
+    def analysis(self, task: str, groupings: Groupings, per_example: PerExample) -> Analysis:
+        """Each group's task score over its scored examples (`per_example`), with its interval."""
+        breakdowns = tuple(
+            Breakdown(
+                g.key, g.title, {label: self._group(task, ids, per_example) for label, ids in g.members.items()}, g.note
+            )
+            for g in groupings.groupings
+        )
+        return Analysis(groupings.title, groupings.metric, breakdowns, groupings.chance, self.level, groupings.plotted)
+
+    def _group(self, task: str, ids: Sequence[str], per_example: PerExample) -> Group:
+        scored = {i: per_example[i] for i in ids if i in per_example}
+        if not scored:
+            return Group(None, 0)
+        interval = self.task_score(task, scored)
+        return Group(round(interval.estimate, 4), len(scored), round(interval.low, 4), round(interval.high, 4))
 
     def task_difference(self, task: str, a: PerExample, b: PerExample) -> Interval:
         """Paired difference `a - b` of the task score on the ids both scored (same resampled ids for both)."""

@@ -21,6 +21,7 @@ from zeroscrolls.atomic import write_atomic
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES
 
 if TYPE_CHECKING:
+    from zeroscrolls.breakdowns import Analysis, Breakdown
     from zeroscrolls.formats import FormatAnalysis
 
 AVERAGE = "average"
@@ -159,4 +160,30 @@ def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
     ax.invert_yaxis()
     ax.legend([b["boxes"][0] for b in drawn if b["boxes"]], ["outputs", "references"], loc="lower right")
     ax.set_title("Output length vs reference length")
+    return _save(figure, path)
+
+
+def breakdown_lines(series: Mapping[str, Breakdown], analysis: Analysis, path: Path) -> Path:
+    """One breakdown of a task's score (e.g. NarrativeXL's accuracy by retention demand, the forgetting curve): one
+    line per series (a task of a run, a model and budget of a sweep) over the groups in order, bootstrap intervals
+    as error bars, the chance level dashed; groups without examples are left out of their line."""
+    first = next(iter(series.values()))
+    labels = list(first.groups)
+    figure, (ax,) = _grid(1, width=7.0, height=4.2)
+    for offset, (name, breakdown) in enumerate(series.items()):
+        shown = [(x, g) for x, g in enumerate(breakdown.groups.values()) if g.score is not None]
+        xs = [x + 0.06 * (offset - (len(series) - 1) / 2) for x, _ in shown]  # side by side, bars apart
+        ys = [g.score for _, g in shown]
+        below = [g.score - g.ci_low for _, g in shown]
+        above = [g.ci_high - g.score for _, g in shown]
+        ax.errorbar(xs, ys, yerr=[below, above], marker="o", capsize=3, label=name)
+    if analysis.chance is not None:
+        ax.axhline(analysis.chance, color="grey", linestyle="--", linewidth=1, label=analysis.chance_text)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_xlabel(first.title)
+    ax.set_ylabel(analysis.metric)
+    ax.set_ylim(0, 105)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    ax.set_title(f"{analysis.metric.capitalize()} by {first.title} ({100 * analysis.level:g}% bootstrap intervals)")
     return _save(figure, path)

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
+from zeroscrolls.breakdowns import rows as breakdown_rows
 from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
 from zeroscrolls.scoring import PARTIAL_MARK, BenchmarkResult
 from zeroscrolls.suites.task import DEFAULT_SUITE
@@ -40,10 +41,12 @@ def render_run_report(
     plot: str | None = None,
     lengths_plot: str | None = None,
     empty_answers: Mapping[str, Sequence[str]] | None = None,
+    analysis_plot: str | None = None,
 ) -> str:
     """The Markdown report of one run from its manifest, scores and per-example records; `plot` and
     `lengths_plot` are the file names of the run's overview and output-length pictures next to the report;
-    `empty_answers` holds the ids of each task's empty predictions (valid answers, but rarely meant)."""
+    `empty_answers` holds the ids of each task's empty predictions (valid answers, but rarely meant);
+    `analysis_plot` the picture of the suite's breakdowns (`Suite.group_examples`), when it has them."""
     model = manifest["model"]
     totals = manifest["totals"]
     parts = [
@@ -62,6 +65,8 @@ def render_run_report(
     if model.get("single_sample"):
         parts.append(f"**Single samples:** {SINGLE_SAMPLE_NOTE}.\n")
     parts.append(_scores_section(scores))
+    if scores is not None and any(r.analysis for r in scores.tasks.values()):
+        parts.append(analysis_section(scores, analysis_plot))
     parts.append(_truncation_section(records))
     if plot:
         parts.append(f"![Share of document kept and per-example scores per task]({plot})\n")
@@ -123,6 +128,25 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
 
 def _sub_metrics(metrics: Mapping[str, float]) -> str:
     return ", ".join(f"{name} {value:.2f}" for name, value in metrics.items() if name != "score") or "-"
+
+
+def analysis_section(scores: BenchmarkResult, plot: str | None) -> str:
+    """The suite's breakdowns of each task's score (NarrativeXL: "## Retention"), tables and picture."""
+    analysed = {task: r.analysis for task, r in scores.tasks.items() if r.analysis is not None}
+    first = next(iter(analysed.values()))
+    text = (
+        f"## {first.title}\n\n{first.metric.capitalize()} of groups of examples, with "
+        f"{100 * first.level:g}% bootstrap intervals and n, the examples in the group"
+        + (f"; {first.chance_text} (guessing)" if first.chance is not None else "")
+        + ".\n"
+    )
+    for task, analysis in analysed.items():
+        for breakdown in analysis.breakdowns:
+            text += f"\n**{task}: {breakdown.title}**" + (f": {breakdown.note}" if breakdown.note else "") + "\n\n"
+            text += markdown_table(analysis.headers(breakdown), breakdown_rows(breakdown))
+    if plot:
+        text += f"\n![{first.metric.capitalize()} by {first.plotted}]({plot})\n"
+    return text
 
 
 def _truncation_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:

@@ -164,7 +164,8 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
     empty = {
         task: [r.planned.example.id for r in items if r.prediction == ""] for task, items in result.results.items()
     }
-    text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty)
+    drawn = _analysis_plot(result.scores, folder.root)
+    text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, drawn)
     write_text(folder.report, text)
     write_json(folder.manifest, manifest)
 
@@ -184,6 +185,19 @@ def _record(r: ExampleResult) -> dict[str, Any]:
         "error": r.error,
         "info": dict(g.info) if g else {},
     } | ({"answer": r.answer} if r.answer is not None else {})
+
+
+def _analysis_plot(scores: BenchmarkResult | None, root: Path) -> str | None:
+    """The suite's plotted breakdown as `<key>.png` (NarrativeXL: retention.png), one line per task; its name."""
+    analysed = {t: r.analysis for t, r in scores.tasks.items() if r.analysis is not None} if scores else {}
+    first = next(iter(analysed.values()), None)
+    if first is None or first.plotted is None:
+        return None
+    from zeroscrolls import plots
+
+    series = {task: analysis.get(first.plotted) for task, analysis in analysed.items()}
+    drawn = {task: breakdown for task, breakdown in series.items() if breakdown is not None}
+    return plots.breakdown_lines(drawn, first, root / f"{first.plotted}.png").name
 
 
 def _suite_fields(r: ExampleResult, suite: Suite) -> dict[str, Any]:

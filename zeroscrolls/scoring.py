@@ -15,10 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
+from typing import Any
 
 from rich import box
 from rich.table import Table
 
+from zeroscrolls.breakdowns import Analysis
+from zeroscrolls.breakdowns import rows as breakdown_rows
 from zeroscrolls.data import Example
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import FormatAnalysis, analyze_task, summary_ids
@@ -75,6 +78,8 @@ class TaskResult:
     """Refusals, output lengths and the lenient score (formats.py): beside the score, never part of it."""
     baselines: dict[str, dict[str, float]] = field(default_factory=dict)
     """The suite's baselines (`Suite.baselines`) scored on the same examples: name -> metrics as in `metrics`."""
+    analysis: Analysis | None = None
+    """The suite's breakdowns of the score (`Suite.group_examples`), None for suites without them."""
 
     @property
     def score(self) -> float | None:
@@ -103,11 +108,12 @@ class TaskResult:
         """Why the task is out of the mean: "scored 18 of 20" or "nothing scored"."""
         return f"scored {self.num_scored} of {self.num_expected}" if self.num_scored else "nothing scored"
 
-    def to_json(self) -> dict[str, float | None]:
+    def to_json(self) -> dict[str, Any]:
         """The task's entry of `score --json`: equal to `metrics.score` on the same input, then each baseline under
-        `<name>_baseline`."""
+        `<name>_baseline` and the suite's breakdowns where it has them."""
         counts = {"num_scored": self.num_scored, "num_missing": len(self.missing)}
-        return (self.metrics or {"score": None}) | counts | {f"{n}_baseline": m for n, m in self.baselines.items()}
+        found = (self.metrics or {"score": None}) | counts | {f"{n}_baseline": m for n, m in self.baselines.items()}
+        return found | (self.analysis.to_json() if self.analysis is not None else {})
 
 
 @dataclass(frozen=True)
@@ -223,6 +229,7 @@ def score_task(
         unreferenced=unreferenced,
         formats=analyze_task(task, predictions, examples, per_example, off_format) if diagnose else None,
         baselines=_baselines(task, [by_id[i] for i in per_example], suite),
+        analysis=_analysis(task, examples, per_example, suite),
     )
 
 
@@ -231,6 +238,18 @@ def _baselines(task: str, scored: Sequence[Example], suite: Suite) -> dict[str, 
     like)."""
     found = {name: baseline(task, scored) for name, baseline in suite.baselines.items()}
     return {name: metrics for name, metrics in found.items() if metrics is not None}
+
+
+def _analysis(
+    task: str, examples: Sequence[Example], per_example: Mapping[str, Mapping[str, float]], suite: Suite
+) -> Analysis | None:
+    """The suite's groups of the task scored with the default bootstrap (None without groups or scores)."""
+    groupings = suite.group_examples(task, examples, None) if suite.group_examples and per_example else None
+    if groupings is None:
+        return None
+    from zeroscrolls.bootstrap import Bootstrap  # numpy: only for suites that break their scores down
+
+    return Bootstrap(suite=suite).analysis(task, groupings, per_example)
 
 
 def score_benchmark(
@@ -360,3 +379,19 @@ def results_table(result: BenchmarkResult) -> Table:
     if any(r.baselines for r in result.tasks.values()):
         table.caption = f"{table.caption}. Baseline rows: a trivial answer scored on the same examples, in no mean"
     return table
+
+
+def breakdown_tables(result: BenchmarkResult) -> list[Table]:
+    """The suite's breakdowns of each task's score (`Suite.group_examples`), one table each, printed under the score
+    table."""
+    tables = []
+    for r in result.tasks.values():
+        for breakdown in r.analysis.breakdowns if r.analysis is not None else ():
+            table = Table(title=f"{r.task}: {breakdown.title}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+            for i, header in enumerate(r.analysis.headers(breakdown)):
+                table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+            for row in breakdown_rows(breakdown):
+                table.add_row(*map(str, row))
+            table.caption = r.analysis.chance_text or None
+            tables.append(table)
+    return tables

@@ -9,17 +9,19 @@ per point, with `sweep.csv`, `score_vs_budget.png`, `kept_vs_budget.png` and `re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+import jsonlines
 import pandas as pd
 from rich.console import Console
 
 from zeroscrolls import plots, runfolder
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
+from zeroscrolls.breakdowns import Analysis, point_grid
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.compare import SHORT_NAMES
 from zeroscrolls.errors import UsageError
@@ -29,6 +31,7 @@ from zeroscrolls.report import markdown_table
 from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
 from zeroscrolls.runtypes import check_folder_name, folder_name
 from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
+from zeroscrolls.suites.base import Suite
 from zeroscrolls.truncation import Truncator
 
 AVERAGE = plots.AVERAGE
@@ -51,6 +54,8 @@ ENCODINGS_PER_EXAMPLE = 6
 a cache this large keeps every budget-independent encoding between budgets."""
 SCORE_PLOT = "score_vs_budget.png"
 KEPT_PLOT = "kept_vs_budget.png"
+ANALYSIS_JSON = "analysis.json"
+"""Every point's breakdowns of its task scores, for suites that have them (`Suite.group_examples`)."""
 
 
 @dataclass(frozen=True)
@@ -232,6 +237,9 @@ class PointSummary:
     stopped: str | None
     resumable: bool
     """Whether rerunning the sweep could add predictions to this point (`RunResult.resumable`)."""
+    analyses: Mapping[str, Analysis] = field(default_factory=dict)
+    """Task -> the suite's breakdowns of its score at this point, the run's records included
+    (`Suite.group_examples`)."""
 
 
 @dataclass(frozen=True)
@@ -269,11 +277,28 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
                     label,
                     result.stopped,
                     result.resumable,
+                    point_analyses(config.run.suite, result, config.bootstrap),
                 )
             )
             if result.fatal:
                 return _finish(config, rows, points)
     return _finish(config, rows, points)
+
+
+def point_analyses(suite: Suite, result: RunResult, boot: Bootstrap) -> dict[str, Analysis]:
+    """Each scored task's breakdowns at one point, grouped with the records the run wrote (NarrativeXL: whether
+    each true scene was kept, which splits "forgot" from "was cut")."""
+    if suite.group_examples is None or result.scores is None:
+        return {}
+    found = {}
+    for task, scored in result.scores.tasks.items():
+        if scored.per_example:
+            with jsonlines.open(result.folder.records(task)) as reader:
+                records = {row["id"]: row for row in reader}
+            groupings = suite.group_examples(task, [r.planned.example for r in result.results[task]], records)
+            if groupings is not None:
+                found[task] = boot.analysis(task, groupings, scored.per_example)
+    return found
 
 
 def _check_folder(config: SweepConfig) -> None:
@@ -354,9 +379,36 @@ def _finish(config: SweepConfig, rows: list[dict[str, Any]], points: list[PointS
     else:
         (folder / SCORE_PLOT).unlink(missing_ok=True)
     plots.kept_vs_budget(frame, folder / KEPT_PLOT)
+    _write_analyses(folder, points)
     result = SweepResult(folder, frame, points)
     runfolder.write_text(folder / "report.md", render_report(config, result))
     return result
+
+
+def analysed_points(points: Sequence[PointSummary]) -> list[tuple[str, int, str, Analysis]]:
+    """(model, budget, task, analysis) of every point and task the suite broke down."""
+    return [(p.model, p.budget, task, a) for p in points for task, a in p.analyses.items()]
+
+
+def _write_analyses(folder: Path, points: Sequence[PointSummary]) -> None:
+    """analysis.json and the plotted breakdown (NarrativeXL: retention.png), one line per model, budget (and task
+    when several have breakdowns)."""
+    analysed = analysed_points(points)
+    if not analysed:
+        (folder / ANALYSIS_JSON).unlink(missing_ok=True)
+        return
+    entries = [{"model": m, "budget": b, "task": t} | a.to_json() for m, b, t, a in analysed]
+    runfolder.write_json(folder / ANALYSIS_JSON, {"points": entries})
+    first = analysed[0][3]
+    if first.plotted is None:
+        return
+    several = len({t for _, _, t, _ in analysed}) > 1
+    series = {
+        f"{m} at {b}" + (f", {t}" if several else ""): breakdown
+        for m, b, t, a in analysed
+        if (breakdown := a.get(first.plotted)) is not None
+    }
+    plots.breakdown_lines(series, first, folder / f"{first.plotted}.png")
 
 
 # --- report ----------------------------------------------------------------------------------------------------
@@ -501,6 +553,25 @@ def render_report(config: SweepConfig, result: SweepResult) -> str:
             point_rows_md,
         ),
     ]
+    analysed = analysed_points(result.points)
+    if analysed:
+        parts.insert(3, _analysis_section(analysed))
     if notes:
         parts.append("## Notes\n\n" + "\n".join(notes) + "\n")
     return "\n".join(parts)
+
+
+def _analysis_section(analysed: Sequence[tuple[str, int, str, Analysis]]) -> str:
+    """The suite's breakdowns per point (NarrativeXL: "## Retention", the kept/cut split among them)."""
+    first = analysed[0][3]
+    text = (
+        f"## {first.title}\n\nEach cell: {first.metric} [{100 * first.level:g}% bootstrap interval] (examples)"
+        + (f"; {first.chance_text} (guessing)" if first.chance is not None else "")
+        + f". All of it is in `{ANALYSIS_JSON}`.\n"
+    )
+    for breakdown in first.breakdowns:
+        text += f"\n**{breakdown.title}**" + (f": {breakdown.note}" if breakdown.note else "") + "\n\n"
+        text += markdown_table(*point_grid(analysed, breakdown.key))
+    if first.plotted is not None:
+        text += f"\n![{first.metric.capitalize()} by {first.plotted}]({first.plotted}.png)\n"
+    return text

@@ -178,7 +178,7 @@ def run(
 def _print_result(result: RunResult, err: Console) -> None:
     """Per task with failures one warning line, the score table on stdout, then the totals."""
     from zeroscrolls.runner import NOT_SENT
-    from zeroscrolls.scoring import results_table
+    from zeroscrolls.scoring import breakdown_tables, results_table
 
     for task, items in result.results.items():
         failed = [r for r in items if r.error and r.error != NOT_SENT]
@@ -197,6 +197,8 @@ def _print_result(result: RunResult, err: Console) -> None:
         err.print("no references in this split: predictions written, nothing scored (see `zeroscrolls export`)")
     elif any(r.num_scored for r in result.scores.tasks.values()):
         Console().print(results_table(result.scores))
+        for table in breakdown_tables(result.scores):
+            Console().print(table)
     if result.stopped:
         prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
         err.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True)

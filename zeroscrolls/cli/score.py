@@ -47,7 +47,7 @@ def score(
     Example: zeroscrolls score results/my-run --json
     """
     from zeroscrolls.formats import format_table  # metrics and templates: imported when scoring
-    from zeroscrolls.scoring import coverage_notes, load_predictions, results_table, score_benchmark
+    from zeroscrolls.scoring import breakdown_tables, coverage_notes, load_predictions, results_table, score_benchmark
     from zeroscrolls.suites.base import resolve_suite
 
     chosen = resolve_suite(suite)
@@ -76,6 +76,8 @@ def score(
         out.print(results_table(result))
         if chosen.format_diagnostics:
             out.print(format_table([r.formats for r in result.tasks.values() if r.formats is not None]))
+        for table in breakdown_tables(result):
+            out.print(table)
 
 
 def register(app: typer.Typer) -> None:

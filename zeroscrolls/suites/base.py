@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zeroscrolls.breakdowns import Groupings
 from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
@@ -41,6 +42,9 @@ none: a reference point shown beside the task's score, never part of it."""
 RecordFields = Callable[[Example, int | None], Mapping[str, Any]]
 """(example, characters of its document the model saw, None when nothing was planned) -> fields added to its
 record."""
+ExampleGrouper = Callable[[str, Sequence[Example], Mapping[str, Mapping[str, Any]] | None], Groupings | None]
+"""(task, examples, {id: run record} or None) -> ways to group the examples by what the data (and the records) know
+of each, whose scores are shown beside the task score; None for a task the suite does not break down."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,10 @@ class Suite:
     record_fields: RecordFields | None = None
     """What each example's record adds about the prompt sent (NarrativeXL: which scenes truncation kept and whether
     the true scene is among them); None: nothing."""
+    group_examples: ExampleGrouper | None = None
+    """Groups whose scores (`Bootstrap.analysis`) are shown beside each task score in scores.json, `score --json`,
+    the terminal, report.md and the plotted PNG of runs and sweeps (NarrativeXL: accuracy by retention, type and
+    context length, and with a sweep point's records the kept/cut split); None: the score alone."""
 
     @property
     def scores_name(self) -> str:

@@ -15,8 +15,11 @@ from zeroscrolls.data import Example
 def kept_scenes(example: Example, kept_chars: int | None) -> dict[str, Any]:
     """The record fields of one question: `first_kept_scene` (None when no whole scene is left, or nothing was
     planned), `true_scene` (None when option 6 is right) and `true_scene_kept` (None without a true scene or a
-    plan). `kept_chars` is the length of the book's tail the model saw (None: nothing was planned)."""
+    plan). `kept_chars` is the length of the book's tail the model saw (None: nothing was planned). Examples that
+    are no read-along question (no scene offsets in their facts) get no fields."""
     facts = example.facts
+    if "scene_ends" not in facts:
+        return {}
     row, true_scene, ends = facts["row"], facts["true_scene"], facts["scene_ends"]
     assert isinstance(row, int) and isinstance(ends, tuple) and (true_scene is None or isinstance(true_scene, int))
     first: int | None = None

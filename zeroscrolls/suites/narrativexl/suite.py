@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.narrativexl.analysis import group_examples
 from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes
@@ -19,4 +20,5 @@ SUITE = Suite(
     list_tasks=available_tasks,
     baselines={"copy_input": copy_input_scores},
     record_fields=kept_scenes,
+    group_examples=group_examples,
 )
