@@ -41,14 +41,14 @@ def test_top_level_help_imports_no_command_module_nor_rich_help(tmp_path: Path) 
 def test_tasks_imports_its_own_module_only(tmp_path: Path) -> None:
     loaded = modules_after(tmp_path, "tasks")
     assert loaded & COMMAND_MODULES == {"zeroscrolls.cli.info"}
-    assert not loaded & set(HEAVY)
+    assert not loaded & {*HEAVY, "yaml", "rapidfuzz"}  # no template is read, nothing is scored
 
 
 def test_prompt_imports_its_own_module_only(tmp_path: Path) -> None:
     loaded = modules_after(tmp_path, "prompt", "--task", "quality", "--id", "20077_ZF5G55FD_1", "--model", "naive",
                            "--data", "sample")  # fmt: skip
     assert loaded & COMMAND_MODULES == {"zeroscrolls.cli.prompt"}
-    assert not loaded & (set(HEAVY) - {"tiktoken"})  # the tokenizers module counts with tiktoken
+    assert not loaded & (set(HEAVY) - {"tiktoken"} | {"rapidfuzz"})  # the tokenizers module counts with tiktoken
 
 
 def test_command_table_names_what_each_module_registers() -> None:
@@ -84,3 +84,21 @@ def test_unknown_command_is_a_usage_error_with_a_suggestion() -> None:
     result = CliRunner().invoke(app, ["tsks"])
     assert result.exit_code == 2
     assert "No such command 'tsks'. Did you mean 'tasks'?" in result.output
+
+
+def test_built_in_suites_and_providers_are_found_without_reading_entry_points(monkeypatch) -> None:
+    """Reading every installed package's entry points costs a command's start-up; built-in names need none, and a
+    plugin's name still finds its entry point."""
+    import zeroscrolls.plugins
+    from zeroscrolls.providers.base import resolve_provider
+    from zeroscrolls.providers.naive import NaiveProvider
+    from zeroscrolls.suites.base import resolve_suite
+
+    read = []
+    real = zeroscrolls.plugins.entry_points
+    monkeypatch.setattr(zeroscrolls.plugins, "entry_points", lambda **kw: read.append(kw) or real(**kw))
+    assert resolve_suite("scrolls").name == "scrolls"
+    assert resolve_provider("naive") is NaiveProvider
+    assert read == []
+    assert resolve_provider("echo").name == "echo"
+    assert read == [{"group": "zeroscrolls.providers"}]

@@ -18,6 +18,12 @@ def installed(builtins: Mapping[str, str], group: str) -> dict[str, str]:
     return found
 
 
+def find(builtins: Mapping[str, str], group: str, name: str) -> str | None:
+    """The 'module:attribute' registered under `name`, None if none is: a built-in without reading every installed
+    package's entry points (which costs a command's start-up several milliseconds), else an entry point of `group`."""
+    return builtins.get(name) or installed(builtins, group).get(name)
+
+
 def load_target(kind: str, name: str, target: str) -> object | None:
     """The attribute `target` ('module:attribute') names, None when the module lacks it. A module that cannot be
     imported is a usage error naming it; a dependency missing inside it is that plugin's bug and raises as is."""

@@ -16,7 +16,6 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from zeroscrolls.data import Example
@@ -114,8 +113,10 @@ def read_templates(
 
 
 def _parse_template(source: str, text: str) -> Template:
+    import yaml  # only commands that read templates pay for it
+
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml's when built with it
     except yaml.YAMLError as exc:
         raise UsageError(f"{source}: not valid YAML ({exc})") from None
     if not isinstance(data, dict):

@@ -49,7 +49,8 @@ def prompt(
     info = chosen.get_task(task)
     templates = chosen.load_templates(prompts)
     source = DataSource.parse(data)
-    examples = {ex.id: ex for ex in chosen.load_examples(task, split, source)}  # rows in the dataset's layout
+    layouts = None if prompts else templates  # rows follow the packaged templates' layout whatever --prompts says
+    examples = {ex.id: ex for ex in chosen.load_examples(task, split, source, layouts)}
     if example_id not in examples:
         shown = ", ".join(list(examples)[:5])
         raise UsageError(f"no example {example_id!r} in {task}/{split} of {source.describe()} (ids: {shown}, ...)")

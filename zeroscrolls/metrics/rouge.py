@@ -16,15 +16,14 @@ from functools import cache
 from statistics import fmean
 from typing import TYPE_CHECKING
 
-from rapidfuzz.distance import LCSseq
-
 if TYPE_CHECKING:
     from rouge_score.rouge_scorer import RougeScorer
     from rouge_score.tokenizers import DefaultTokenizer
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 
-# rouge_score imports nltk (about a second), so it is imported on first use, not with the command line.
+# rouge_score imports nltk (about a second), so it is imported on first use, not with the command line, and so
+# is rapidfuzz (commands that list tasks or print a prompt score nothing).
 
 
 @cache
@@ -48,6 +47,7 @@ def _rouge_l(reference: str, prediction: str) -> float:
     rouge_score fills the LCS table in pure Python (quadratic, seconds per GovReport summary); rapidfuzz computes
     the same length bit-parallel in C++. Tokens become integer ids first, so equal ids mean equal tokens.
     """
+    from rapidfuzz.distance import LCSseq
     from rouge_score.scoring import fmeasure
 
     ref_tokens, pred_tokens = _tokenizer().tokenize(reference), _tokenizer().tokenize(prediction)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
-from zeroscrolls.plugins import installed, load_target
+from zeroscrolls.plugins import find, installed, load_target
 from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
 
@@ -239,11 +239,10 @@ def installed_providers() -> dict[str, str]:
 
 def resolve_provider(spec: str) -> type[Provider]:
     """The provider class for a name ('openai', an entry point) or a 'pkg.module:Class' path."""
-    known = installed_providers()
-    target = known.get(spec, spec if ":" in spec else None)
+    target = find(BUILTIN_PROVIDERS, ENTRY_POINT_GROUP, spec) or (spec if ":" in spec else None)
     if target is None:
         raise UsageError(
-            f"unknown provider {spec!r}; installed providers: {', '.join(sorted(known))} "
+            f"unknown provider {spec!r}; installed providers: {', '.join(sorted(installed_providers()))} "
             "(or give a class as --provider package.module:Class)"
         )
     cls = load_target("provider", spec, target)

@@ -16,7 +16,7 @@ from zeroscrolls.breakdowns import Groupings
 from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
-from zeroscrolls.plugins import installed, load_target
+from zeroscrolls.plugins import find, installed, load_target
 from zeroscrolls.suites.task import Task, lookup_task, select_tasks
 from zeroscrolls.templates import Template, read_templates
 
@@ -131,11 +131,10 @@ def installed_suites() -> dict[str, str]:
 
 def resolve_suite(name: str) -> Suite:
     """The suite registered under `name` (built-in or entry point)."""
-    known = installed_suites()
-    target = known.get(name)
+    target = find(BUILTIN_SUITES, ENTRY_POINT_GROUP, name)
     if target is None:
         raise UsageError(
-            f"unknown suite {name!r}; installed suites: {', '.join(sorted(known))} (list them with "
+            f"unknown suite {name!r}; installed suites: {', '.join(sorted(installed_suites()))} (list them with "
             "`zeroscrolls suites`; a package adds one through the entry-point group zeroscrolls.suites)"
         )
     suite = load_target("suite", name, target)
