@@ -24,27 +24,14 @@ from zeroscrolls.formats import FormatAnalysis
 from zeroscrolls.report import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.scoring import PARTIAL_MARK, load_predictions, score_benchmark
 from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.suites.zeroscrolls.paper import PAPER as ZEROSCROLLS_PAPER
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.tasks import SUBMISSION_ORDER
 
 AVERAGE = "average"
-PAPER_TABLE3: dict[str, tuple[str, tuple[float | None, ...], float | None]] = {
-    "Naive": ("-", (22.6, 6.7, 6.7, 10.5, 6.1, 2.1, 26.6, 20.0, 45.0, 50.0), 19.6),
-    "Human": ("-", (None, None, None, 23.6, 67.7, 58.2, 93.5, 74.8, 93.3, None), None),
-    "T0pp": ("8192", (7.1, 9.6, 7.2, 3.9, 25.0, 18.7, 21.4, 35.3, 15.2, 0.0), 14.3),
-    "Flan-T5": ("8192", (17.6, 7.8, 11.0, 8.0, 48.3, 19.3, 75.2, 46.8, 48.7, 16.4), 29.9),
-    "Flan-UL2": ("8192", (16.1, 11.5, 13.6, 5.7, 56.9, 25.5, 75.6, 51.3, 36.0, 14.0), 30.6),
-    "DaVinci003": ("4096", (21.7, 16.1, 16.9, 22.0, 52.7, 24.6, 69.0, 33.5, 31.3, 49.5), 33.7),
-    "ChatGPT": ("4096", (21.3, 16.1, 15.6, 20.4, 49.3, 25.1, 66.6, 27.1, 49.1, 49.8), 34.0),
-    "Claude": ("8000", (24.2, 16.1, 14.6, 21.0, 52.3, 32.6, 84.8, 36.1, 61.6, 47.4), 39.1),
-    "GPT-4": ("8192", (26.3, 17.3, 18.5, 22.6, 50.7, 27.6, 89.2, 41.1, 62.8, 60.5), 41.7),
-    "CoLT5 (fine-tuned)": ("16384", (41.0, 20.0, 22.5, None, 53.1, 31.0, 47.0, None, None, None), None),
-}
-"""spec §7, paper Table 3 (test split): tokens, scores in the submission task order, average."""
-_PAPER_COLUMNS = ("GvRp", "SSFD", "QMsm", "SQAL", "Qspr", "Nrtv", "QALT", "MuSQ", "SpDg", "BkSS")
-SHORT_NAMES = dict(zip(SUBMISSION_ORDER, _PAPER_COLUMNS, strict=True))
-"""The paper's column names, for narrow terminal tables."""
+SHORT_NAMES = ZEROSCROLLS_PAPER.short_names
+"""ZeroSCROLLS' paper column names, for narrow terminal tables."""
 
 
 @dataclass(frozen=True)
@@ -189,10 +176,10 @@ class Comparison:
 
 def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) -> Comparison:
     """Intervals for every run on the ids all runs scored; for two runs, the paired difference (second - first).
-    Tasks, scores and the average are those of `boot.suite`; the paper's rows exist for ZeroSCROLLS only."""
+    Tasks, scores, the average and the paper's rows are those of `boot.suite`."""
     suite = boot.suite
-    if paper and suite.name != ZEROSCROLLS.name:
-        raise UsageError(f"--paper adds the ZeroSCROLLS paper's Table 3, which has no {suite.title} rows; drop it")
+    if paper and suite.paper is None:
+        raise UsageError(f"--paper adds a paper's published rows, and the {suite.title} suite has none; drop --paper")
     notes = []
     tasks = [t for t in suite.tasks if all(t in r.per_example for r in runs)]
     dropped = [t for t in suite.tasks if any(t in r.per_example for r in runs) and t not in tasks]
@@ -239,8 +226,10 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
         if has_average:
             cells[AVERAGE] = boot.average_difference(second, first)
         rows.append(Row(f"{runs[1].label} - {runs[0].label}", "difference", cells))
-    if paper:
-        rows.extend(_paper_rows(tasks, has_average))
+    if paper and suite.paper is not None:
+        rows.extend(_paper_rows(suite.paper, tasks, has_average))
+        if suite.paper.note:
+            notes.append(suite.paper.note)
     return Comparison(
         tuple(tasks),
         {t: len(common_ids[t]) for t in tasks},
@@ -261,14 +250,13 @@ def _only(per_example: PerExample, ids: Sequence[str]) -> dict[str, Mapping[str,
     return {i: per_example[i] for i in ids}
 
 
-def _paper_rows(tasks: Sequence[str], has_average: bool) -> list[Row]:
+def _paper_rows(table: PaperTable, tasks: Sequence[str], has_average: bool) -> list[Row]:
     rows = []
-    for model, (tokens, values, average) in PAPER_TABLE3.items():
-        by_task = dict(zip(SUBMISSION_ORDER, values, strict=True))
-        cells: dict[str, Cell] = {t: by_task[t] for t in tasks}
+    for published in table.rows:
+        cells: dict[str, Cell] = {t: published.scores.get(t) for t in tasks}
         if has_average:
-            cells[AVERAGE] = average
-        rows.append(Row(f"paper, test split: {model} ({tokens} tokens)", "paper", cells))
+            cells[AVERAGE] = published.average
+        rows.append(Row(f"{table.row_label}: {published.model} ({published.tokens} tokens)", "paper", cells))
     return rows
 
 
@@ -317,9 +305,10 @@ def rich_tables(c: Comparison, boot: Bootstrap) -> list[Table]:
         table.add_row(c.header(column), ids, *(_short_cell(row.cells.get(column), row.kind) for row in measured))
     tables = [table]
     paper = [r for r in c.rows if r.kind == "paper"]
-    if paper:
+    source = boot.suite.paper
+    if paper and source is not None:
         published = Table(
-            title="Published: paper Table 3, test split",
+            title=source.title,
             box=box.SIMPLE_HEAD,
             show_edge=False,
             pad_edge=False,
@@ -327,9 +316,9 @@ def rich_tables(c: Comparison, boot: Bootstrap) -> list[Table]:
         )
         published.add_column("model", no_wrap=True)
         for column in c.columns:
-            published.add_column(SHORT_NAMES.get(column, "Avg"), justify="right", no_wrap=True)
-        for row, model in zip(paper, PAPER_TABLE3, strict=True):
-            published.add_row(model, *(cell_text(row.cells.get(column), row.kind) for column in c.columns))
+            published.add_column(source.short_names.get(column, "Avg"), justify="right", no_wrap=True)
+        for row, model in zip(paper, source.rows, strict=True):
+            published.add_row(model.name, *(cell_text(row.cells.get(column), row.kind) for column in c.columns))
         tables.append(published)
     return tables
 

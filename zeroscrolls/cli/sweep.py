@@ -251,7 +251,7 @@ def compare(
     output_format: Annotated[Format, typer.Option("--format", help="rich (terminal), md, csv or json.")] = Format.rich,
     seed: SeedOption = 0,
     resamples: ResamplesOption = 1000,
-    paper: Annotated[bool, typer.Option("--paper", help="Add the paper's Table 3 rows (test split).")] = False,
+    paper: Annotated[bool, typer.Option("--paper", help="Add the suite paper's published rows (test split).")] = False,
     data: Annotated[
         str | None, typer.Option("--data", help="References to score against (default: each run's own data source).")
     ] = None,

@@ -17,6 +17,7 @@ from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.plugins import find, installed, load_target
+from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.suites.task import Task, lookup_task, select_tasks
 from zeroscrolls.templates import Template, read_templates
 
@@ -94,6 +95,8 @@ class Suite:
     """Groups whose scores (`Bootstrap.analysis`) are shown beside each task score in scores.json, `score --json`,
     the terminal, report.md and the plotted PNG of runs and sweeps (NarrativeXL: accuracy by retention, type and
     context length, and with a sweep point's records the kept/cut split); None: the score alone."""
+    paper: PaperTable | None = None
+    """The published rows `compare --paper` shows beside runs, for context (None: the suite has none)."""
 
     @property
     def scores_name(self) -> str:

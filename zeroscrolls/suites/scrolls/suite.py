@@ -10,6 +10,7 @@ from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
+from zeroscrolls.suites.scrolls.paper import PAPER
 from zeroscrolls.suites.scrolls.rows import load_examples, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
@@ -35,4 +36,5 @@ SUITE = Suite(
     hub_repo=HUB_REPO,
     revision_of=cached_revision,
     official_answer=official_prediction,
+    paper=PAPER,
 )

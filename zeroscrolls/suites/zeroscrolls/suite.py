@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from zeroscrolls.metrics import aggregate, score_example
 from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.paper import PAPER
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, SUBMISSION_FILE, SUBMISSION_ORDER, TASKS
 
@@ -18,4 +19,5 @@ SUITE = Suite(
     format_diagnostics=True,
     submission_order=SUBMISSION_ORDER,
     submission_file=SUBMISSION_FILE,
+    paper=PAPER,
 )
