@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -106,3 +107,18 @@ def test_all_ten_tasks_on_synthetic_rows(tmp_path: Path, synthetic_data: Path) -
     assert set(json.loads((folder / "predictions" / "book_sum_sort.json").read_text()).values()) == {"1, 2, 3, 4, 5"}
     assert set(json.loads((folder / "predictions" / "musique.json").read_text()).values()) == {"Unanswerable"}
     assert "ZeroSCROLLS score" in result.stdout
+
+
+ZEROSCROLLS_SAMPLE_KEYS = "58fd3936606d5661cc8f9d74f78cf8333b61acc8d18abb877df9ea95f3a17ff7"
+ZEROSCROLLS_SAMPLE_ANSWERS = "2cc76c80803d7bcc483bb67038f453671df2716832f2defe9d924cb638ef561a"
+"""sha256 of the sorted cache keys, and of the answers by key, of a naive run on the bundled sample, as computed
+before suites could hand the naive provider rules learned from data: ZeroSCROLLS keys and answers stay as they were."""
+
+
+async def test_zeroscrolls_naive_keys_and_answers_are_pinned() -> None:
+    plan = plan_run(RunConfig(model="naive", data=DataSource.parse("sample")))
+    requests = plan.requests()
+    assert hashlib.sha256("\n".join(sorted(requests)).encode()).hexdigest() == ZEROSCROLLS_SAMPLE_KEYS
+    answers = {g.request_key: g.text async for g in plan.provider.generate(list(requests.values()))}
+    assert hashlib.sha256(json.dumps(answers, sort_keys=True).encode()).hexdigest() == ZEROSCROLLS_SAMPLE_ANSWERS
+    assert {json.dumps(dict(r.decoding)) for r in requests.values()} == {'{"seed": 0, "naive_rules": 1}'}

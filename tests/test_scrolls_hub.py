@@ -120,15 +120,39 @@ def test_an_unwritable_cache_is_a_clear_error(tmp_path: Path) -> None:
     assert f"cannot write {blocked / 'validation.jsonl'}" in out.stderr and "HF_HOME" in out.stderr
 
 
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "zeroscrolls.cli", *args], env=env, capture_output=True, text=True,
+                          cwd=ROOT)  # fmt: skip
+
+
 def test_a_hub_run_manifest_names_tau_scrolls_and_its_commit(tmp_path: Path) -> None:
-    blob = _zip("contract_nli", {"validation": contract_nli_rows()})
+    rows = contract_nli_rows()
+    blob = _zip("contract_nli", {"train": rows, "validation": rows})
     env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
     with serve_dataset("tau/scrolls", {"contract_nli.zip": blob}) as (endpoint, _requests):
         env["HF_ENDPOINT"] = endpoint
         args = "run --suite scrolls --model naive --data hub --tasks contract_nli --no-cache --run-name hub".split()
-        command = [sys.executable, "-m", "zeroscrolls.cli", *args, "--output", str(tmp_path / "runs")]
-        out = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT)
+        out = _cli(env, *args, "--output", str(tmp_path / "runs"))
     assert out.returncode == 0, out.stderr
     data = json.loads((tmp_path / "runs" / "hub" / "manifest.json").read_text(encoding="utf-8"))["data"]
     assert data["source"] == "hub:tau/scrolls@main"
     assert data["revision"] == {"contract_nli": COMMIT}
+    # The zip's train split taught the naive baseline each hypothesis' label.
+    predictions = json.loads((tmp_path / "runs" / "hub" / "predictions" / "contract_nli.json").read_text("utf-8"))
+    assert predictions == {row["id"]: row["output"] for row in rows}
+
+
+def test_errors_about_hub_data_name_tau_scrolls(tmp_path: Path) -> None:
+    train = [{"id": "t", "pid": "t", "input": "What is it?\n\nA paper.", "output": None}]
+    blob = _zip("qasper", {"train": train, "validation": [train[0] | {"id": "v", "output": "A paper"}]})
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    with serve_dataset("tau/scrolls", {"qasper.zip": blob}) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        run = _cli(env, *"run --suite scrolls --model naive --data hub --tasks qasper --no-cache".split(),
+                   "--output", str(tmp_path / "runs"))  # fmt: skip
+        prompt = _cli(env, *"prompt --suite scrolls --task qasper --id nope --model naive --data hub".split())
+    assert run.returncode == 2
+    assert "hub:tau/scrolls@main: the qasper train split has no references" in run.stderr
+    assert prompt.returncode == 2
+    assert "no example 'nope' in qasper/validation of hub:tau/scrolls@main" in " ".join(prompt.stderr.split())
+    assert "zero_scrolls" not in run.stderr + prompt.stderr and "Traceback" not in run.stderr + prompt.stderr

@@ -1,12 +1,17 @@
-"""The SCROLLS paper's naive baselines, learned from a train split, and the ZeroSCROLLS stand-in without one."""
+"""The SCROLLS paper's naive baselines, learned from a train split, and the ZeroSCROLLS stand-in without one; naive
+runs apply them, with what they learned in the cache key."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.scrolls_rows import contract_nli_rows, write_rows, write_scrolls_tasks
+from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.scrolls.metric import score
@@ -87,3 +92,50 @@ def test_a_train_split_without_references_is_a_usage_error(tmp_path: Path) -> No
     write_rows(tmp_path, "qasper", "train", [{"id": "1", "input": "Q?\n\nDoc.", "output": None}])
     with pytest.raises(UsageError, match=r"the qasper train split has no references.*check its qasper/train.jsonl"):
         load_baseline("qasper", DataSource.parse(str(tmp_path)))
+
+
+def _naive_run(data: Path, out: Path, name: str, tasks: str) -> Path:
+    args = ["run", "--suite", "scrolls", "--model", "naive", "--data", str(data), "--tasks", tasks,
+            "--output", str(out), "--run-name", name]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return out / name
+
+
+def _read(run: Path, name: str) -> dict:
+    return json.loads((run / name).read_text(encoding="utf-8"))
+
+
+def test_a_naive_run_applies_the_rules_learned_from_the_train_split(real_data_dir: Path, tmp_path: Path) -> None:
+    data = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    for task in ("qmsum", "quality", "contract_nli"):  # their own rows stand in for a train split
+        shutil.copy(data / task / "validation.jsonl", data / task / "train.jsonl")
+    source = DataSource.parse(str(data))
+    run = _naive_run(data, tmp_path / "results", "learned", "qmsum,qasper,quality,contract_nli")
+    for task in ("qmsum", "quality", "contract_nli"):
+        baseline = load_baseline(task, source)
+        expected = {ex.id: baseline.predict(ex).strip() for ex in load_examples(task, "validation", source)}
+        assert _read(run, f"predictions/{task}.json") == expected  # what the function predicts, stripped as runs are
+    quality = load_baseline("quality", source)
+    records = [json.loads(line) for line in (run / "records" / "quality.jsonl").read_text("utf-8").splitlines()]
+    assert {r["answer"] for r in records} == {quality.majority}  # the records keep the letter answered
+    # qasper has no train split here: the ZeroSCROLLS rule stands in, and the manifest and report say so.
+    notes = _read(run, "manifest.json")["protocol_notes"]
+    assert len(notes) == 1 and "no qasper/train.jsonl to learn the SCROLLS naive baseline from" in notes[0]
+    assert "no qasper/train.jsonl" in (run / "report.md").read_text("utf-8")
+
+
+def test_what_the_rules_learned_is_part_of_the_cache_key(real_data_dir: Path, tmp_path: Path) -> None:
+    data = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    shutil.copy(data / "qmsum" / "validation.jsonl", data / "qmsum" / "train.jsonl")
+    first = _naive_run(data, tmp_path / "results", "first", "qmsum")
+    again = _naive_run(data, tmp_path / "results", "again", "qmsum")
+    assert _read(again, "manifest.json")["totals"]["cache_hits"] == _read(first, "manifest.json")["totals"]["requests"]
+    assert _read(again, "predictions/qmsum.json") == _read(first, "predictions/qmsum.json")
+    rows = [json.loads(line) for line in (data / "qmsum" / "train.jsonl").read_text("utf-8").splitlines()]
+    write_rows(data, "qmsum", "train", [row | {"output": row["output"] * 3} for row in rows])  # a larger ratio
+    other = _naive_run(data, tmp_path / "results", "other", "qmsum")
+    assert _read(other, "manifest.json")["totals"]["cache_hits"] == 0
+    longer = _read(other, "predictions/qmsum.json")
+    shorter = _read(first, "predictions/qmsum.json")
+    assert all(longer[i].startswith(shorter[i]) and len(longer[i]) > len(shorter[i]) for i in shorter)

@@ -161,6 +161,14 @@ REGISTRY: dict[str, ModelProfile] = {
     p.name: p
     for p in [
         ModelProfile("naive", "naive", WHOLE_DOCUMENT, "whitespace", _S.COMPLETION, note="the paper's naive baselines"),
+        ModelProfile(
+            "naive-always-6",
+            "naive",
+            WHOLE_DOCUMENT,
+            "whitespace",
+            _S.COMPLETION,
+            note="naive, answering option 6 to every NarrativeXL question",
+        ),
         # The paper's models (spec §3.4, §7): their budgets as in the paper.
         _openai("gpt-4", "cl100k_base", 8192, (30.0, 60.0, None), tpm=10_000, note="paper model, was 0314"),
         _openai(

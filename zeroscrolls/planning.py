@@ -92,7 +92,7 @@ def make_request(
         messages=messages,
         prompt_token_ids=fitted.token_ids,
         stop=(fitted.stop,) if fitted.stop else (),
-        decoding=provider.decoding(profile),
+        decoding={**provider.decoding(profile), **provider.task_decoding(example.task)},
         identity=provider.identity(),
         task=example.task,
         example_id=example.id,

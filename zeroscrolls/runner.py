@@ -86,6 +86,7 @@ def plan_run(
     truncator = truncator or Truncator(provider.tokenizer(profile), cache_size=RUN_ENCODINGS)
     keep_counts(truncator, cache)
     loaded = {task: suite.load_examples(task, config.split, config.data, layouts)[: config.limit] for task in tasks}
+    provider.use_examples(suite, config.data, loaded)
     triples = [(ex, templates[task], suite.get_task(task)) for task in tasks for ex in loaded[task]]
     planned = iter(_plan_all(triples, profile, provider, truncator, suite.name))
     examples = {task: [next(planned) for _ in loaded[task]] for task in tasks}

@@ -53,7 +53,9 @@ def prompt(
     examples = {ex.id: ex for ex in chosen.load_examples(task, split, source, layouts)}
     if example_id not in examples:
         shown = ", ".join(list(examples)[:5])
-        raise UsageError(f"no example {example_id!r} in {task}/{split} of {source.describe()} (ids: {shown}, ...)")
+        raise UsageError(
+            f"no example {example_id!r} in {task}/{split} of {source.describe(chosen.hub_repo)} (ids: {shown}, ...)"
+        )
     options = {"tokenizer": tokenizer} if tokenizer else {}
     prov, profile = resolve_model(model, provider, max_tokens, options)
     truncator = Truncator(prov.tokenizer(profile))

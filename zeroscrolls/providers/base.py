@@ -12,13 +12,17 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.plugins import find, installed, load_target
 from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
+
+if TYPE_CHECKING:
+    from zeroscrolls.data import DataSource, Example
+    from zeroscrolls.suites.base import Suite
 
 ENTRY_POINT_GROUP = "zeroscrolls.providers"
 KEY_VERSION = 2
@@ -178,6 +182,16 @@ class Provider(ABC):
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         """Decoding parameters put into every request (and so into its cache key)."""
+        return {}
+
+    def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
+        """Told a run's suite, data source and examples (per task) before its requests are made: a provider that
+        answers from the data rather than from the prompt (the naive baselines) keeps what it needs."""
+        return None
+
+    def task_decoding(self, task: str) -> dict[str, Any]:
+        """What the requests of `task` add to `decoding` (so to their cache keys): rules the provider learned from
+        the run's data in `use_examples`; nothing by default."""
         return {}
 
     def completion_budget(self, request: Request) -> int:

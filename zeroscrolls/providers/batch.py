@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
@@ -35,6 +35,10 @@ from zeroscrolls.providers.api import APIProvider, Reply
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
 from zeroscrolls.providers.retry import Action, Verdict
 from zeroscrolls.tokenizers import TokenCounter
+
+if TYPE_CHECKING:
+    from zeroscrolls.data import DataSource, Example
+    from zeroscrolls.suites.base import Suite
 
 T = TypeVar("T")
 
@@ -224,6 +228,12 @@ class BatchProvider(Provider):
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         return self.inner.decoding(profile)
+
+    def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
+        self.inner.use_examples(suite, source, examples)
+
+    def task_decoding(self, task: str) -> dict[str, Any]:
+        return self.inner.task_decoding(task)
 
     def completion_budget(self, request: Request) -> int:
         return self.inner.completion_budget(request)

@@ -3,18 +3,27 @@
 Spans are drawn from `Request.document`, the document as a model would see it after truncation, so a smaller
 `--max-tokens` changes what the baseline can pick. Each request gets its own generator seeded from (seed, task,
 example id): predictions do not depend on order or concurrency, and the seed is part of the cache key.
+
+A suite whose paper learns its baselines from data (SCROLLS: from the train split, `Suite.naive_baseline`) has
+them applied instead, to each example's query and document as the data holds them; what they learned joins the
+cache key. NarrativeXL's read-along questions get a random option 1-6, or option 6 ("None of the above.") from the
+model `naive-always-6`.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.templates import summaries_in
+
+if TYPE_CHECKING:
+    from zeroscrolls.data import DataSource, Example
+    from zeroscrolls.suites.base import NaiveRule, Suite
 
 DEFAULT_SEED = 0
 RULES_VERSION = 1
@@ -24,6 +33,11 @@ SPAN_WORDS = {"gov_report": 500, "summ_screen_fd": 200, "qmsum": 50, "squality":
 """spec §7: length in words of the random document span predicted for each task."""
 QASPER_SPAN_WORDS = 15
 QASPER_FIXED = ("Yes", "No", "Unanswerable")
+READ_ALONG_OPTIONS = 6
+"""NarrativeXL's read-along questions have six options, the sixth always "None of the above." (chance: 1/6)."""
+ALWAYS_LAST_OPTION = "naive-always-6"
+"""The model that answers option 6 to every read-along question: its accuracy is the share of questions whose
+answer is "None of the above."; other tasks get the naive rules."""
 
 
 def random_span(words: Sequence[str], length: int, rng: random.Random) -> str:
@@ -52,6 +66,8 @@ def baseline(task: str, document: str, prompt: str, rng: random.Random) -> str:
         return "Not mentioned"  # SCROLLS: the stand-in without a train split to learn the per-hypothesis majority
     if task == "quality":
         return rng.choice("ABCD")
+    if task == "read_along":
+        return str(rng.randint(1, READ_ALONG_OPTIONS))
     if task == "space_digest":
         return "50%"
     if task == "book_sum_sort":
@@ -73,23 +89,57 @@ class NaiveProvider(Provider):
     def __init__(self, seed: int | None = None, **options: Any) -> None:
         super().__init__(**options)
         self.seed = DEFAULT_SEED if seed is None else seed
+        self.rules: dict[str, NaiveRule] = {}
+        """Per task, the rule the suite learned from the run's data (none for ZeroSCROLLS)."""
+        self.examples: dict[tuple[str, str], Example] = {}
+        """(task, id) -> the example the learned rule reads."""
+        self.notes: list[str] = []
+        """Why the naive rules stand in for a suite's learned baseline (no train split)."""
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         return {"seed": self.seed, "naive_rules": RULES_VERSION}
 
+    def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
+        if suite.naive_baseline is None:
+            return
+        for task, items in examples.items():
+            rule = suite.naive_baseline(task, source)
+            if rule.note is not None:
+                self.notes.append(rule.note)
+                continue
+            self.rules[task] = rule
+            self.examples.update(((task, ex.id), ex) for ex in items)
+
+    def task_decoding(self, task: str) -> dict[str, Any]:
+        rule = self.rules.get(task)
+        return {"learned": rule.learned()} if rule is not None else {}
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        return list(self.notes)
+
     def cost(self, profile: ModelProfile, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
         return 0.0
+
+    def answer(self, request: Request) -> str:
+        """The baseline's answer to one request (raises ValueError when there is none)."""
+        if "learned" in request.decoding:
+            rule = self.rules.get(request.task)
+            example = self.examples.get((request.task, request.example_id))
+            if rule is None or example is None:
+                raise ValueError("the request needs a rule learned from the run's data, and none was given")
+            return rule.answer(example.query, example.document)
+        if request.model == ALWAYS_LAST_OPTION and request.task == "read_along":
+            return str(READ_ALONG_OPTIONS)
+        prompt = request.prompt if request.prompt is not None else request.messages[0][1] if request.messages else ""
+        seed = request.decoding.get("seed", self.seed)
+        rng = random.Random(f"{seed}:{request.task}:{request.example_id}")  # str seeds hash stably (sha512)
+        return baseline(request.task, request.document, prompt or "", rng)
 
     async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
         for request in requests:
             start = time.perf_counter()
-            prompt = (
-                request.prompt if request.prompt is not None else request.messages[0][1] if request.messages else ""
-            )
-            seed = request.decoding.get("seed", self.seed)
-            rng = random.Random(f"{seed}:{request.task}:{request.example_id}")  # str seeds hash stably (sha512)
             try:
-                text = baseline(request.task, request.document, prompt or "", rng)
+                text = self.answer(request)
             except ValueError as exc:
                 yield Generation(request.key(), error=f"naive baseline: {exc}")
                 continue

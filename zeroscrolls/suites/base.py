@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from zeroscrolls.breakdowns import Groupings
 from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
@@ -46,6 +46,28 @@ record."""
 ExampleGrouper = Callable[[str, Sequence[Example], Mapping[str, Mapping[str, Any]] | None], Groupings | None]
 """(task, examples, {id: run record} or None) -> ways to group the examples by what the data (and the records) know
 of each, whose scores are shown beside the task score; None for a task the suite does not break down."""
+
+
+class NaiveRule(Protocol):
+    """A task's naive baseline as the suite's paper defines it, learned from a data source (SCROLLS: its train
+    split)."""
+
+    @property
+    def note(self) -> str | None:
+        """Set when the source lacks what the rule learns from: the naive provider's own rules stand in."""
+        ...
+
+    def learned(self) -> dict[str, Any]:
+        """What the rule learned, as JSON: part of each request's cache key."""
+        ...
+
+    def answer(self, query: str, document: str) -> str:
+        """The rule's answer for one example, as a model would give it (before `Suite.official_answer`)."""
+        ...
+
+
+NaiveBaseline = Callable[[str, DataSource], NaiveRule]
+"""(task, data source) -> the task's naive rule learned from the source."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +117,9 @@ class Suite:
     """Groups whose scores (`Bootstrap.analysis`) are shown beside each task score in scores.json, `score --json`,
     the terminal, report.md and the plotted PNG of runs and sweeps (NarrativeXL: accuracy by retention, type and
     context length, and with a sweep point's records the kept/cut split); None: the score alone."""
+    naive_baseline: NaiveBaseline | None = None
+    """The naive baselines of the suite's paper where they are learned from data (`run --model naive`); None: the
+    naive provider's own rules (ZeroSCROLLS', spec §7)."""
     paper: PaperTable | None = None
     """The published rows `compare --paper` shows beside runs, for context (None: the suite has none)."""
 

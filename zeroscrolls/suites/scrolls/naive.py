@@ -4,6 +4,9 @@ Summarization and free-form QA: the first ρ·n characters of the input, n its l
 output/input length ratio. QuALITY: the option at the position the train split's golds hold most often. ContractNLI:
 per hypothesis, the train split's most common label (the overall one for a hypothesis it lacks). Without a train
 split, the ZeroSCROLLS naive rules for the shared tasks and "Not mentioned" for ContractNLI, with a note saying so.
+
+`run --suite scrolls --model naive` applies the same rules: the suite hands them to the naive provider
+(`Suite.naive_baseline`), and what they learned joins each request's cache key.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
+from typing import Any
 
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.providers import naive as zeroscrolls_naive
 from zeroscrolls.suites.scrolls.answers import official_prediction
+from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.rows import OPTION_LETTERS, ScrollsExample, has_split, load_examples
 from zeroscrolls.suites.scrolls.tasks import get_task
 
@@ -43,13 +48,29 @@ class Baseline:
         """The baseline's prediction for `example`, in the form the official scorer compares."""
         if self.note is not None:
             return self._zeroscrolls_rule(example, seed)
+        return official_prediction(example, self.answer(example.query, example.document))
+
+    def answer(self, query: str, document: str) -> str:
+        """The learned rule's answer for an example given as its query ('' for none) and document, as a model would
+        give it (QuALITY: the option letter); only for a baseline learned from a train split."""
         if self.task in PREFIX_TASKS:
             assert self.prefix_ratio is not None
-            return example.input[: round(self.prefix_ratio * len(example.input))]
+            text = f"{query}\n\n{document}" if query else document  # the row's input (rows.ScrollsExample.input)
+            return text[: round(self.prefix_ratio * len(text))]
         if self.task == "quality":
             assert self.majority is not None
-            return example.option_text(self.majority)
-        return self.by_hypothesis.get(example.query, self.majority or NOT_MENTIONED)
+            return self.majority
+        return self.by_hypothesis.get(query, self.majority or NOT_MENTIONED)
+
+    def learned(self) -> dict[str, Any]:
+        """What the rule learned from the train split, as JSON; a naive run puts it into each request's cache key,
+        so another train split never reuses the predictions of this one."""
+        values = {
+            "prefix_ratio": self.prefix_ratio,
+            "majority": self.majority,
+            "by_hypothesis": dict(self.by_hypothesis),
+        }
+        return {name: value for name, value in values.items() if value}
 
     def _zeroscrolls_rule(self, example: ScrollsExample, seed: int) -> str:
         rng = random.Random(f"{seed}:{self.task}:{example.id}")  # as the naive provider seeds each example
@@ -88,10 +109,10 @@ def load_baseline(task: str, source: DataSource) -> Baseline:
         try:
             return fit_baseline(task, load_examples(task, "train", source))
         except ValueError as exc:
-            raise UsageError(f"{source.describe()}: {exc}; check its {task}/train.jsonl") from None
+            raise UsageError(f"{source.describe(HUB_REPO)}: {exc}; check its {task}/train.jsonl") from None
     rule = '"Not mentioned"' if task == "contract_nli" else "the ZeroSCROLLS naive rule"
     return Baseline(
         task,
-        note=f"{source.describe()} has no {task}/train.jsonl to learn the SCROLLS naive baseline from; {rule} "
+        note=f"{source.describe(HUB_REPO)} has no {task}/train.jsonl to learn the SCROLLS naive baseline from; {rule} "
         "stands in (not the SCROLLS paper's baseline)",
     )

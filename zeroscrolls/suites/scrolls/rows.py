@@ -14,6 +14,7 @@ from pathlib import Path
 
 from zeroscrolls.data import DataSource, Example, read_rows
 from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.tasks import get_task
 from zeroscrolls.templates import Template
 
@@ -117,7 +118,9 @@ def task_file(source: DataSource, task: str, split: str) -> Path:
         raise UsageError("SCROLLS has no bundled sample; pass --data hub or --data DIR (<task>/<split>.jsonl)")
     path = source.path / task / f"{split}.jsonl"
     if not path.is_file():
-        raise UsageError(f"{source.describe()} has no {task}/{split}.jsonl (the SCROLLS zips unpack to that layout)")
+        raise UsageError(
+            f"{source.describe(HUB_REPO)} has no {task}/{split}.jsonl (the SCROLLS zips unpack to that layout)"
+        )
     return path
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from zeroscrolls.data import DataSource, Example
-from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.base import NaiveRule, Suite
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
@@ -20,6 +20,13 @@ from zeroscrolls.templates import Template
 def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
     """One task's SCROLLS rows as examples in the ZeroSCROLLS layout of its template."""
     return [to_example(ex, templates[task]) for ex in load_examples(task, split, source)]
+
+
+def naive_baseline(task: str, source: DataSource) -> NaiveRule:
+    """The SCROLLS paper's naive rule for `task`, learned from the source's train split."""
+    from zeroscrolls.suites.scrolls.naive import load_baseline  # imports the naive provider: only for naive runs
+
+    return load_baseline(task, source)
 
 
 SUITE = Suite(
@@ -36,5 +43,6 @@ SUITE = Suite(
     hub_repo=HUB_REPO,
     revision_of=cached_revision,
     official_answer=official_prediction,
+    naive_baseline=naive_baseline,
     paper=PAPER,
 )
