@@ -27,7 +27,6 @@ from zeroscrolls.cache import GenerationCache  # noqa: E402
 from zeroscrolls.data import DataSource  # noqa: E402
 from zeroscrolls.runner import RunConfig, execute, plan_run  # noqa: E402
 from zeroscrolls.tasks import TASKS  # noqa: E402
-from zeroscrolls.templates import load_templates  # noqa: E402
 from zeroscrolls.view.collect import collect  # noqa: E402
 from zeroscrolls.view.page import render_page  # noqa: E402
 
@@ -90,7 +89,7 @@ def main() -> None:
         examples = sum(len(r) for r in rows.values())
         print(f"naive run of {examples} examples (10 tasks at test size): {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
-        data = collect(result.folder.root, load_templates())
+        data = collect(result.folder.root)
         collected = time.perf_counter() - start
         page = work / "view.html"
         page.write_text(render_page(data), encoding="utf-8")

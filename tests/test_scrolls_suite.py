@@ -11,6 +11,9 @@ from typer.testing import CliRunner
 from tests.real_data import write_real_tasks
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls.cli.main import app
+from zeroscrolls.data import DataSource
+from zeroscrolls.scoring import load_predictions, score_benchmark
+from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 
 
 def _cli(*args: str) -> str:
@@ -60,20 +63,36 @@ def test_naive_run_scores_with_the_scrolls_metric_and_maps_answers(real_data_dir
     assert scores["tasks"]["contract_nli"]["exact_match"] == round(100 / 3, 4)
 
 
-def test_scrolls_run_shows_no_format_analysis(real_data_dir: Path, tmp_path: Path) -> None:
+def test_scrolls_runs_get_format_tables_with_their_own_checks(real_data_dir: Path, tmp_path: Path) -> None:
     scrolls = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
     for name in ("a", "b"):
         _cli("run", "--suite", "scrolls", "--model", "naive", "--data", str(scrolls), "--tasks", "quality,contract_nli",
              "--output", str(tmp_path / "results"), "--run-name", name)  # fmt: skip
     runs = [str(tmp_path / "results" / name) for name in ("a", "b")]
     score = _cli("score", runs[0], "--suite", "scrolls")
-    assert "quality" in score and "Format analysis" not in score
+    assert "quality" in score and "Format analysis" in score
     report = (tmp_path / "results" / "a" / "report.md").read_text("utf-8")
-    assert "scores (2 of 7 tasks)" in report and "Format diagnostics" not in report
+    assert "scores (2 of 7 tasks)" in report and "## Format diagnostics" in report
+    # Option texts and labels are the form these tasks ask for; "Not mentioned" is a label, not a refusal.
+    assert "| quality | 100% | 0 (0%) |" in report and "| contract_nli | 100% | 0 (0%) |" in report
+    saved = json.loads((tmp_path / "results" / "a" / "scores.json").read_text("utf-8"))["tasks"]["contract_nli"]
+    assert saved["format_ok"] == 1.0 and saved["formats"]["refusals"] == 0 and saved["formats"]["lenient_score"] is None
     rich = _cli("compare", *runs, "--suite", "scrolls")
     markdown = _cli("compare", *runs, "--suite", "scrolls", "--format", "md")
-    assert "contract_nli" in rich and "Format analysis" not in rich
-    assert "contract_nli" in markdown and "refusals" not in markdown.lower()
+    assert "Format analysis: a" in rich and "| a | contract_nli | 100% | 0 (0%) |" in markdown
+
+    predictions = load_predictions(Path(runs[0]), SCROLLS)
+    first = {task: next(iter(predictions[task])) for task in predictions}
+    predictions["quality"][first["quality"]] = "I cannot determine the answer from the story."
+    predictions["contract_nli"][first["contract_nli"]] = "This is not stated in the contract."
+    source = DataSource.parse(str(scrolls))
+    examples = {task: SCROLLS.load_examples(task, "validation", source) for task in predictions}
+    result = score_benchmark(predictions, examples, suite=SCROLLS)
+    for task in ("quality", "contract_nli"):
+        formats = result.tasks[task].formats
+        assert formats is not None
+        assert formats.off_format == (first[task],) and formats.refusals == (first[task],)
+        assert formats.refusals_expected == ()
 
 
 def test_scrolls_scores_are_called_validation_zero_shot(real_data_dir: Path, tmp_path: Path) -> None:

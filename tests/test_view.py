@@ -3,7 +3,8 @@
 A gpt-4 run over the 130 real validation rows goes through the local API server (documents cut at 4,096 tokens,
 scripted answers with refusals, verbose letters and one failed request); a naive sweep gives the sweep page. The
 tests open the pages from file://, use the filters, sort, open examples and compare the prompt the page shows with
-the prompt the server received.
+the prompt the server received. SCROLLS and NarrativeXL runs get pages scored, checked and prompted by their own
+suites.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer, Fault
 from tests.conftest import REAL_TASKS
+from tests.narrativexl_release import make_release, marker
 from tests.real_data import real_golds, write_real_tasks
+from tests.scrolls_rows import write_scrolls_tasks
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.formats import is_refusal
+from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.tokenizers import load_tokenizer
 
@@ -310,3 +314,46 @@ def test_a_test_split_run_is_shown_unscored_and_other_templates_are_flagged(tmp_
     assert {row["task"] for row in page["rows"]} == {"quality", "qasper"} and all(
         row["prediction"] for row in page["rows"]
     )
+
+
+def test_a_scrolls_run_page_scores_checks_and_prompts_with_its_suite(
+    real_data_dir: Path, tmp_path: Path, page: Any
+) -> None:
+    data = write_scrolls_tasks(real_data_dir, tmp_path / "scrolls")
+    run = zs("run", "--suite", "scrolls", "--model", "naive", "--data", str(data), "--tasks", "quality,contract_nli",
+             "--output", str(tmp_path), "--run-name", "s")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert zs("view", str(tmp_path / "s")).exit_code == 0
+    shown = page_data(tmp_path / "s" / "view.html")["runs"][0]
+    tasks = {t["task"]: t for t in shown["tasks"]}
+    scores = json.loads((tmp_path / "s" / "scores.json").read_text())["tasks"]
+    assert list(tasks) == ["quality", "contract_nli"] and tasks["contract_nli"]["metric"] == "exact_match"
+    assert tasks["contract_nli"]["score"] == scores["contract_nli"]["score"]
+    assert tasks["contract_nli"]["format_ok"] == 1.0 and tasks["contract_nli"]["refusals"] == 0  # labels, no refusals
+    assert shown["benchmark"]["title"] == "SCROLLS validation, zero-shot" and shown["benchmark"]["tasks"] == 7
+    open_page(page, tmp_path / "s" / "view.html", "open=contract_nli%2F0_nda-0")
+    assert "not a SCROLLS validation, zero-shot score, which needs all 7 tasks" in page.inner_text("#summary")
+    page.wait_for_selector("pre.prompt")
+    prompt = zs("prompt", "--suite", "scrolls", "--task", "contract_nli", "--id", "0_nda-0", "--model", "naive",
+                "--data", str(data))  # fmt: skip
+    assert page.eval_on_selector("pre.prompt", "e => e.textContent") == prompt.stdout
+
+
+def test_a_narrativexl_page_shows_the_kept_tail_of_a_cut_book(tmp_path: Path, page: Any) -> None:
+    release = make_release(tmp_path / "release", {"84": 30})
+    run = zs("run", "--suite", "narrativexl", "--model", "naive", "--max-tokens", "300", "--data", str(release),
+             "--output", str(tmp_path), "--run-name", "n")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    assert zs("view", str(tmp_path / "n")).exit_code == 0
+    shown = page_data(tmp_path / "n" / "view.html")["runs"][0]
+    assert shown["tasks"][0]["metric"] == "accuracy" and "format_ok" not in shown["tasks"][0]
+    open_page(page, tmp_path / "n" / "view.html", "open=read_along%2F84-29-0")
+    tasks = len(resolve_suite("narrativexl").tasks)  # read_along alone: a partial mean, said in the suite's terms
+    assert f"(not a NarrativeXL score, which needs all {tasks} tasks fully scored)" in page.inner_text("#summary")
+    page.wait_for_selector("pre.prompt mark.trim")
+    text = page.eval_on_selector("pre.prompt", "e => e.textContent")
+    prompt = zs("prompt", "--suite", "narrativexl", "--task", "read_along", "--id", "84-29-0", "--model", "naive",
+                "--max-tokens", "300", "--data", str(release))  # fmt: skip
+    assert text == prompt.stdout  # the book's tail, as the run sent it
+    notice = page.eval_on_selector("pre.prompt mark.trim", "e => e.textContent")
+    assert text.index(notice) < text.index(marker("84", 29)) and marker("84", 0) not in text

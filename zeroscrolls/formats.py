@@ -19,8 +19,10 @@ from rich.table import Table
 
 from zeroscrolls.data import Example
 from zeroscrolls.lenient import lenient_scores
-from zeroscrolls.metrics import aggregate
 from zeroscrolls.metrics.concordance_index import parse_ids
+from zeroscrolls.suites.base import ChoiceLister, Suite
+from zeroscrolls.suites.task import AnswerForm, Task
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 from zeroscrolls.tasks import get_task
 from zeroscrolls.templates import num_summaries
 
@@ -48,11 +50,20 @@ meeting did not decide is not counted."""
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
 
 
-def is_refusal(task: str, text: str) -> bool:
-    """Whether an answer declines to answer (see `REFUSAL_PATTERNS`)."""
-    if get_task(task).is_summarization:
+def is_refusal(task: str, text: str, info: Task | None = None) -> bool:
+    """Whether an answer declines to answer (see `REFUSAL_PATTERNS`); `info` is the task in its suite (default:
+    the ZeroSCROLLS task of that name)."""
+    if (info or get_task(task)).is_summarization:
         text = _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0]
     return any(p.search(text) for p in REFUSAL_PATTERNS)
+
+
+def refuses(text: str, example: Example, info: Task, choices: ChoiceLister | None = None) -> bool:
+    """`is_refusal`, except that a text the task allows as an answer (a `AnswerForm.CHOICE`, such as ContractNLI's
+    "Not mentioned") never declines."""
+    if info.form is AnswerForm.CHOICE and choices is not None and text in choices(example):
+        return False
+    return is_refusal(info.name, text, info)
 
 
 def word_count(text: str) -> int:
@@ -122,19 +133,23 @@ def analyze_task(
     examples: Sequence[Example],
     per_example: Mapping[str, Mapping[str, float]],
     off_format: Sequence[str],
+    suite: Suite = ZEROSCROLLS,
 ) -> FormatAnalysis:
     """Format numbers of the ids in `per_example` (the officially scored ones, with their official values);
-    `off_format` are those not in the task's form."""
+    `off_format` are those not in the task's form. The lenient score uses the suite's metric."""
+    info = suite.get_task(task)
     by_id = {ex.id: ex for ex in examples if ex.id in per_example}
-    refusals = tuple(i for i in by_id if is_refusal(task, predictions[i]))
-    expected = tuple(i for i in refusals if any(is_refusal(task, ref) for ref in by_id[i].outputs))
+    refusals = tuple(i for i in by_id if refuses(predictions[i], by_id[i], info, suite.choices))
+    expected = tuple(
+        i for i in refusals if any(refuses(ref, by_id[i], info, suite.choices) for ref in by_id[i].outputs)
+    )
     lenient, per_lenient, rescued = None, {}, ()
-    if not get_task(task).is_summarization:
+    if info.form not in (AnswerForm.SUMMARY, AnswerForm.CHOICE):
         references = {i: ex.outputs for i, ex in by_id.items()}
-        permutations = {i: summary_ids(ex) for i, ex in by_id.items() if task == "book_sum_sort"}
-        per_lenient = lenient_scores(task, predictions, references, permutations)
+        permutations = {i: summary_ids(ex) for i, ex in by_id.items() if info.form is AnswerForm.PERMUTATION}
+        per_lenient = lenient_scores(task, predictions, references, permutations, info.form, suite.score_example)
         rescued = tuple(i for i in by_id if example_value(per_lenient[i]) > example_value(per_example[i]))
-        lenient = aggregate(task, per_lenient)["score"] if per_lenient else None
+        lenient = suite.aggregate_task(task, per_lenient)["score"] if per_lenient else None
     return FormatAnalysis(
         task=task,
         off_format=tuple(off_format),

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 
 from text_to_num import alpha2digit
 
-from zeroscrolls.metrics import score_example
+from zeroscrolls.metrics import ExampleScorer, score_example
 from zeroscrolls.metrics.concordance_index import parse_ids
 from zeroscrolls.metrics.exp_similarity import parse_percentage
-from zeroscrolls.tasks import Metric, get_task
+from zeroscrolls.suites.task import AnswerForm
+from zeroscrolls.tasks import get_task
 
 _LETTER = r"\(?([A-D]\b|[a-d](?=\)|[.:]|\s*$))\)?"
 """A letter: a capital one, or a lower-case one closed by ")", ".", ":" or the end ("a man" is no answer)."""
@@ -35,17 +36,18 @@ _TAG = re.compile(r"</?[A-Za-z_]+>")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def extract_answer(task: str, prediction: str, expected_ids: Sequence[int] = ()) -> str:
+def extract_answer(task: str, prediction: str, expected_ids: Sequence[int] = (), form: AnswerForm | None = None) -> str:
     """`prediction` in the form `task` asks for, as far as it can be read from the text; unchanged when nothing
-    better is found. `expected_ids` are BookSumSort's summary ids (1..N), which a permutation must consist of."""
-    metric = get_task(task).metric
-    if metric is Metric.ACCURACY:
+    better is found. `expected_ids` are BookSumSort's summary ids (1..N), which a permutation must consist of;
+    `form` is the task's answer form in its suite (default: the ZeroSCROLLS task's)."""
+    form = form or get_task(task).form
+    if form is AnswerForm.LETTER:
         return _letter(prediction)
-    if metric is Metric.EXP_SIMILARITY:
+    if form is AnswerForm.PERCENTAGE:
         return _percentage(prediction)
-    if metric is Metric.CONCORDANCE_INDEX:
+    if form is AnswerForm.PERMUTATION:
         return _permutation(prediction, expected_ids)
-    if metric is Metric.F1:
+    if form is AnswerForm.SHORT:
         return _first_sentence(prediction)
     return prediction
 
@@ -90,11 +92,13 @@ def lenient_scores(
     predictions: Mapping[str, str],
     references: Mapping[str, Sequence[str]],
     expected_ids: Mapping[str, Sequence[int]],
+    form: AnswerForm | None = None,
+    score: ExampleScorer = score_example,
 ) -> dict[str, dict[str, float]]:
-    """Per-example metric values (as `metrics.score_examples`) of the extracted answers, for the ids in
-    `references` that have a prediction."""
+    """Per-example metric values (`score`, the suite's metric; default ZeroSCROLLS') of the extracted answers, for
+    the ids in `references` that have a prediction."""
     return {
-        i: score_example(task, extract_answer(task, predictions[i], expected_ids.get(i, ())), refs)
+        i: score(task, extract_answer(task, predictions[i], expected_ids.get(i, ()), form), refs)
         for i, refs in references.items()
         if i in predictions
     }

@@ -29,8 +29,8 @@ from zeroscrolls.metrics import score_examples
 from zeroscrolls.metrics.accuracy import first_letter
 from zeroscrolls.metrics.concordance_index import parse_ids
 from zeroscrolls.metrics.exp_similarity import parse_percentage
-from zeroscrolls.suites.base import Suite
-from zeroscrolls.suites.task import Category, Metric, Task
+from zeroscrolls.suites.base import ChoiceLister, Suite
+from zeroscrolls.suites.task import AnswerForm, Metric, Task
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 from zeroscrolls.tasks import get_task
 
@@ -167,22 +167,27 @@ class BenchmarkResult:
         return f"{text}; left out: {out}" if out else text
 
 
-def format_ok(task: str, prediction: str, example: Example, info: Task | None = None) -> bool:
+def format_ok(
+    task: str, prediction: str, example: Example, info: Task | None = None, choices: ChoiceLister | None = None
+) -> bool:
     """Whether `prediction` has the form the task's instruction asks for (paper §5: format drives scores).
 
-    quality: a standalone letter A-D; space_digest: a percentage; book_sum_sort: a permutation of the summary
-    ids; QA tasks: 1 to `MAX_ANSWER_WORDS` words; summaries: anything non-blank. Uses the metrics' own parsing.
-    `info` is the task in its suite (default: the ZeroSCROLLS task of that name).
+    By the task's answer form (`Task.form`): a standalone letter A-D (ZeroSCROLLS' quality); a percentage
+    (space_digest); a permutation of the summary ids (book_sum_sort); one of `choices(example)` (SCROLLS' QuALITY
+    option texts and ContractNLI labels); 1 to `MAX_ANSWER_WORDS` words (QA tasks); anything non-blank (summaries).
+    Uses the metrics' own parsing. `info` is the task in its suite (default: the ZeroSCROLLS task of that name).
     """
-    info = info or get_task(task)
-    if info.category is Category.SUMMARIZATION:
+    form = (info or get_task(task)).form
+    if form is AnswerForm.SUMMARY:
         return bool(prediction.strip())
-    if info.metric is Metric.ACCURACY:
+    if form is AnswerForm.LETTER:
         return first_letter(prediction) is not None
-    if info.metric is Metric.EXP_SIMILARITY:
+    if form is AnswerForm.PERCENTAGE:
         return parse_percentage(prediction) is not None
-    if info.metric is Metric.CONCORDANCE_INDEX:
+    if form is AnswerForm.PERMUTATION:
         return sorted(parse_ids(prediction)) == summary_ids(example)
+    if form is AnswerForm.CHOICE:
+        return choices is not None and prediction in choices(example)
     return 0 < len(prediction.split()) <= MAX_ANSWER_WORDS[task]
 
 
@@ -215,7 +220,9 @@ def score_task(
     diagnose = suite.format_diagnostics
     info = suite.get_task(task)
     by_id = {ex.id: ex for ex in examples}
-    off_format = tuple(i for i in per_example if diagnose and not format_ok(task, predictions[i], by_id[i], info))
+    off_format = tuple(
+        i for i in per_example if diagnose and not format_ok(task, predictions[i], by_id[i], info, suite.choices)
+    )
     return TaskResult(
         task=task,
         metrics=suite.aggregate_task(task, per_example) if per_example else {},
@@ -227,7 +234,7 @@ def score_task(
         off_format=off_format,
         per_example=per_example,
         unreferenced=unreferenced,
-        formats=analyze_task(task, predictions, examples, per_example, off_format) if diagnose else None,
+        formats=analyze_task(task, predictions, examples, per_example, off_format, suite) if diagnose else None,
         baselines=_baselines(task, [by_id[i] for i in per_example], suite),
         analysis=_analysis(task, examples, per_example, suite),
     )

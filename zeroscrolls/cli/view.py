@@ -31,11 +31,10 @@ def view(
     Example: zeroscrolls view results/gpt-4_8192_validation --output run.html
     """
     from zeroscrolls.runfolder import write_text  # scoring, pandas, matplotlib: imported when a page is made
-    from zeroscrolls.templates import load_templates
     from zeroscrolls.view.collect import collect
     from zeroscrolls.view.page import render_page
 
-    page = collect(path, load_templates(prompts), DataSource.parse(data) if data else None)
+    page = collect(path, prompts, DataSource.parse(data) if data else None)
     target = output or path / PAGE_NAME
     write_text(target, render_page(page))
     err = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -46,6 +46,8 @@ record."""
 ExampleGrouper = Callable[[str, Sequence[Example], Mapping[str, Mapping[str, Any]] | None], Groupings | None]
 """(task, examples, {id: run record} or None) -> ways to group the examples by what the data (and the records) know
 of each, whose scores are shown beside the task score; None for a task the suite does not break down."""
+ChoiceLister = Callable[[Example], tuple[str, ...]]
+"""(example) -> the texts its prediction may be, for tasks whose answer form is `AnswerForm.CHOICE`."""
 
 
 class NaiveRule(Protocol):
@@ -88,8 +90,8 @@ class Suite:
     aggregate_task: Aggregator
     """Per-example values -> the task-level dict with "score", rounded as the official scorer does."""
     format_diagnostics: bool = False
-    """Whether ZeroSCROLLS' answer-format diagnostics (format check, refusals, lenient score; formats.py) apply to
-    the suite's tasks; they know tasks by their ZeroSCROLLS names and facts."""
+    """Whether the answer-format diagnostics (format check, refusals, lenient score; formats.py) apply to the
+    suite's tasks; each task's `Task.form` says what they check."""
     scores_title: str | None = None
     """What score tables and reports call the suite's numbers (None: `title`); SCROLLS' say they are zero-shot
     validation numbers, not comparable with its fine-tuned test leaderboard (spec §5.4)."""
@@ -117,6 +119,9 @@ class Suite:
     """Groups whose scores (`Bootstrap.analysis`) are shown beside each task score in scores.json, `score --json`,
     the terminal, report.md and the plotted PNG of runs and sweeps (NarrativeXL: accuracy by retention, type and
     context length, and with a sweep point's records the kept/cut split); None: the score alone."""
+    choices: ChoiceLister | None = None
+    """The texts a prediction may be, for the suite's tasks of form `AnswerForm.CHOICE` (SCROLLS: QuALITY's options,
+    ContractNLI's labels)."""
     naive_baseline: NaiveBaseline | None = None
     """The naive baselines of the suite's paper where they are learned from data (`run --model naive`); None: the
     naive provider's own rules (ZeroSCROLLS', spec §7)."""

@@ -32,6 +32,24 @@ class Metric(str, Enum):
     EXACT_MATCH = "exact_match"
 
 
+class AnswerForm(str, Enum):
+    """The form a task asks its answers in, as the format diagnostics check it (`scoring.format_ok`, formats.py)."""
+
+    SUMMARY = "summary"
+    """Any non-blank text; refusals are read on its first sentence; no lenient score."""
+    SHORT = "short"
+    """A phrase or a sentence (`scoring.MAX_ANSWER_WORDS`); the lenient score reads the first sentence."""
+    LETTER = "letter"
+    """A standalone letter A-D."""
+    PERCENTAGE = "percentage"
+    PERMUTATION = "permutation"
+    """A permutation of the summary ids."""
+    CHOICE = "choice"
+    """One of the texts the example allows (`Suite.choices`: SCROLLS' QuALITY option texts, ContractNLI's labels).
+    Such a prediction is never a refusal (ContractNLI's "Not mentioned" is an answer), and there is no lenient score:
+    the suite's answer mapping already reads letters and labels out of verbose answers."""
+
+
 @dataclass(frozen=True)
 class Task:
     name: str
@@ -48,6 +66,24 @@ class Task:
     keeps_recent: bool = False
     """Over budget, cut the document from its start so the most recent text stays (NarrativeXL's read-along);
     ZeroSCROLLS cuts its end (spec §3.4)."""
+    answer_form: AnswerForm | None = None
+    """The form the format diagnostics check; None: the usual form of the task's category and metric (`form`)."""
+
+    @property
+    def form(self) -> AnswerForm:
+        """The answer form the format diagnostics check: `answer_form`, else summaries for summarization, a letter
+        for accuracy, a percentage for exponential similarity, a permutation for the concordance index, else a
+        short answer."""
+        if self.answer_form is not None:
+            return self.answer_form
+        if self.is_summarization:
+            return AnswerForm.SUMMARY
+        forms = {
+            Metric.ACCURACY: AnswerForm.LETTER,
+            Metric.EXP_SIMILARITY: AnswerForm.PERCENTAGE,
+            Metric.CONCORDANCE_INDEX: AnswerForm.PERMUTATION,
+        }
+        return forms.get(self.metric, AnswerForm.SHORT)
 
     @property
     def is_summarization(self) -> bool:

@@ -1,7 +1,8 @@
 """Everything a view page shows, gathered from run folders into one JSON-ready dict.
 
 Runs are rescored from their predictions against the references of the data source in their manifest (as `compare`
-does), so the page needs nothing but the folders and the data. The prompt as sent is rebuilt from the example with
+does), with the metric, tasks and templates of the suite the manifest names, so the page needs nothing but the
+folders and the data. The prompt as sent is rebuilt from the example with
 the same `build_prompt` a run used, cut where the run's record says (`kept_chars`). Each document is stored once
 (questions on the same document and a sweep's budgets share it), and each example's references and prompt pieces
 once for all runs; all gzip-compressed and base64-encoded, inflated by the page only when an example is opened.
@@ -25,21 +26,23 @@ from zeroscrolls.bootstrap import Bootstrap
 from zeroscrolls.compare import find_runs
 from zeroscrolls.data import DataSource, Example, run_data_source
 from zeroscrolls.errors import UsageError
-from zeroscrolls.formats import example_value, is_refusal
+from zeroscrolls.formats import example_value, refuses
 from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
 from zeroscrolls.runtypes import RunFolder
 from zeroscrolls.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
-from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.base import Suite, resolve_suite
+from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.sweep import KEPT_PLOT, SCORE_PLOT
-from zeroscrolls.tasks import TASKS, get_task
 from zeroscrolls.templates import PromptStyle, Template, build_prompt
 
 SWEEP_CSV = "sweep.csv"
 
 
-def collect(path: Path, templates: Mapping[str, Template], data: DataSource | None = None) -> dict[str, Any]:
-    """The page's data for a run folder or a sweep folder (its points as run folders, plus `sweep.csv`)."""
+def collect(path: Path, prompts: Path | None = None, data: DataSource | None = None) -> dict[str, Any]:
+    """The page's data for a run folder or a sweep folder (its points as run folders, plus `sweep.csv`); prompts
+    are rebuilt from each suite's templates, with `<task>.yaml` files in `prompts` (if given) first."""
     runs = find_runs([path])
+    templates_of: dict[str, dict[str, Template]] = {}
     is_sweep = not (path / "manifest.json").is_file()
     references: dict[tuple[DataSource, str, str], list[Example]] = {}
     entries: dict[str, dict[str, Any]] = {}
@@ -47,6 +50,10 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
     pages, notes = [], []
     for index, run in enumerate(runs):
         manifest = _read_json(RunFolder(run).manifest)
+        suite = resolve_suite(manifest.get("suite", DEFAULT_SUITE))
+        if suite.name not in templates_of:
+            templates_of[suite.name] = suite.load_templates(prompts)
+        templates = templates_of[suite.name]
         source = data or run_data_source(run, manifest)
         split = manifest["data"]["split"]
         other = [t for t, digest in manifest.get("templates", {}).items() if templates[t].digest() != digest]
@@ -55,16 +62,16 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
                 f"{run.name} was run with other prompt templates for {', '.join(other)}: its prompts are shown as "
                 "these templates build them; pass --prompts DIR with the run's templates"
             )
-        records = _read_records(run)
-        predictions = load_predictions(run) if (run / "predictions").is_dir() else {}
+        records = _read_records(run, suite)
+        predictions = load_predictions(run, suite) if (run / "predictions").is_dir() else {}
         examples: dict[str, list[Example]] = {}
-        for task in [t for t in TASKS if t in records or t in predictions]:
+        for task in [t for t in suite.tasks if t in records or t in predictions]:
             key = (source, split, task)
             if key not in references:
-                references[key] = load_examples(task, split, source)
+                references[key] = suite.load_examples(task, split, source)
             examples[task] = references[key]
         scored = split != "test" and predictions
-        result = score_benchmark(predictions, {t: examples[t] for t in predictions}) if scored else None
+        result = score_benchmark(predictions, {t: examples[t] for t in predictions}, suite=suite) if scored else None
         style = PromptStyle(manifest["model"]["prompt_style"])
         shown = [
             example
@@ -79,14 +86,16 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
                 documents.setdefault(digest, example.document)
                 entry = entries[f"{example.task}/{example.id}"] = _example_entry(example, digest)
             if style.value not in entry["prompts"]:
-                entry["prompts"][style.value] = _prompt_pieces(example, templates[example.task], style)
+                entry["prompts"][style.value] = _prompt_pieces(example, templates[example.task], style, suite)
         tasks = result.tasks if result is not None else {}
         pages.append(
             {
                 "name": run.name,
                 "manifest": _manifest_summary(manifest),
-                "tasks": [_task_summary(t, records.get(t, []), tasks.get(t)) for t in examples],
+                "tasks": [_task_summary(t, records.get(t, {}), tasks.get(t), suite) for t in examples],
                 "benchmark": {
+                    "title": suite.scores_name,
+                    "tasks": len(suite.tasks),
                     "label": result.label,
                     "mean": result.mean,
                     "partial_mean": result.partial_mean,
@@ -96,7 +105,7 @@ def collect(path: Path, templates: Mapping[str, Template], data: DataSource | No
                 else None,
                 "images": _images(run, (OVERVIEW_PLOT, LENGTHS_PLOT)),
                 "rows": [
-                    _row(index, ex, records.get(ex.task, {}), predictions.get(ex.task, {}), tasks.get(ex.task))
+                    _row(index, ex, records.get(ex.task, {}), predictions.get(ex.task, {}), tasks.get(ex.task), suite)
                     for ex in shown
                 ],
             }
@@ -120,10 +129,10 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read {path}: {exc}; is this a run folder written by `zeroscrolls run`?") from None
 
 
-def _read_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
+def _read_records(run: Path, suite: Suite) -> dict[str, dict[str, dict[str, Any]]]:
     """Task -> id -> its `records/<task>.jsonl` row."""
     found = {}
-    for task in TASKS:
+    for task in suite.tasks:
         path = RunFolder(run).records(task)
         if path.is_file():
             try:
@@ -150,11 +159,13 @@ def _manifest_summary(manifest: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _task_summary(task: str, records: Mapping[str, Mapping[str, Any]], result: TaskResult | None) -> dict[str, Any]:
+def _task_summary(
+    task: str, records: Mapping[str, Mapping[str, Any]], result: TaskResult | None, suite: Suite
+) -> dict[str, Any]:
     cuts = [r["truncation"] for r in records.values() if r.get("truncation")]
     summary: dict[str, Any] = {
         "task": task,
-        "metric": get_task(task).metric.value,
+        "metric": suite.get_task(task).metric.value,
         "examples": len(records),
         "failed": sum(1 for r in records.values() if r.get("error")),
         "truncated": sum(1 for t in cuts if t["truncated"]) / len(cuts) if cuts else None,
@@ -162,16 +173,19 @@ def _task_summary(task: str, records: Mapping[str, Mapping[str, Any]], result: T
     }
     if result is None or not result.per_example:
         return summary
-    interval = Bootstrap().task_score(task, result.per_example)
-    formats = result.formats
-    assert formats is not None
-    return summary | {
+    interval = Bootstrap(suite=suite).task_score(task, result.per_example)
+    summary |= {
         "score": result.score,
         "partial": result.partial,
         "low": interval.low,
         "high": interval.high,
         "scored": result.num_scored,
         "expected": result.num_expected,
+    }
+    formats = result.formats
+    if formats is None:  # a suite without format diagnostics
+        return summary
+    return summary | {
         "format_ok": formats.format_ok,
         "refusals": len(formats.refusals),
         "refusals_expected": len(formats.refusals_expected),
@@ -188,6 +202,7 @@ def _row(
     records: Mapping[str, Mapping[str, Any]],
     predictions: Mapping[str, str],
     result: TaskResult | None,
+    suite: Suite,
 ) -> dict[str, Any]:
     """One example of one run: what the table shows and filters on."""
     task = example.task
@@ -204,7 +219,9 @@ def _row(
         "prediction": prediction,
         "score": example_value(values) if values else None,
         "in_format": None if values is None or formats is None else example.id not in formats.off_format,
-        "refusal": None if prediction is None else is_refusal(task, prediction),
+        "refusal": None
+        if prediction is None or not suite.format_diagnostics
+        else refuses(prediction, example, suite.get_task(task), suite.choices),
         "lenient": example_value(lenient) if lenient else None,
         "rescued": formats is not None and example.id in formats.rescued,
         "truncated": cut.get("truncated"),
@@ -226,16 +243,18 @@ def _example_entry(example: Example, document: str) -> dict[str, Any]:
     return {"document": document, "references": list(example.outputs), "prompts": {}}
 
 
-def _prompt_pieces(example: Example, template: Template, style: PromptStyle) -> dict[str, str | None]:
-    """The untruncated prompt of `style` around its document: shown whole, or cut after `kept_chars` characters
-    of the document with the trim notice (`separator`) before the query, as `truncation.py` does."""
-    parts = build_prompt(example, template, style)
+def _prompt_pieces(example: Example, template: Template, style: PromptStyle, suite: Suite) -> dict[str, Any]:
+    """The untruncated prompt of `style` around its document: shown whole, or cut to `kept_chars` characters of
+    the document as `truncation.py` does: its head, the trim notice (`separator`) and the query, or with
+    `cut_start` (tasks that keep the most recent text) the notice, its tail and what follows it."""
+    parts = build_prompt(example, template, style, suite.get_task(example.task))
     return {
         "before": parts.text[: parts.document_start],
         "between": parts.text[parts.document_end : parts.query_start],
         "rest": parts.text[parts.query_start :],
         "separator": parts.separator,
         "prefill": parts.prefill,
+        "cut_start": parts.cut_start,
     }
 
 

@@ -141,9 +141,9 @@ function renderSummary() {
   section.append(t);
   const b = run.benchmark;
   const line = !b ? "No references in this split (the test gold is hidden): nothing scored."
-    : b.mean != null ? `ZeroSCROLLS score: ${b.mean.toFixed(2)}`
-    : b.partial_mean != null ? `Partial mean: ${b.partial_mean.toFixed(2)}, the ${b.mean_note} (not a ZeroSCROLLS ` +
-      "score, which needs all 10 tasks fully scored)"
+    : b.mean != null ? `${b.title} score: ${b.mean.toFixed(2)}`
+    : b.partial_mean != null ? `Partial mean: ${b.partial_mean.toFixed(2)}, the ${b.mean_note} (not a ${b.title} ` +
+      `score, which needs all ${b.tasks} tasks fully scored)`
     : `No mean: ${b.mean_note}`;
   section.append(el("p", { text: line }));
   if (run.tasks.some((t) => t.partial)) {
@@ -270,11 +270,14 @@ function promptAsSent(doc, r) {
   const style = DATA.runs[r.run].manifest.prompt_style;
   const p = doc.prompts[style];
   const pre = el("pre", { class: "prompt" });
-  if (r.truncated && r.kept_chars != null) {
-    pre.append(p.before + doc.document.slice(0, r.kept_chars), el("mark", { class: "trim", text: p.separator }), p.rest);
-  } else if (r.truncated) {  // records written before kept_chars: cut at the share of tokens kept
-    const cut = Math.round((r.kept ?? 0) * doc.document.length);
-    pre.append(p.before + doc.document.slice(0, cut), el("mark", { class: "trim", text: p.separator }), p.rest);
+  if (r.truncated) {
+    const kept = r.kept_chars ?? Math.round((r.kept ?? 0) * doc.document.length);  // older records: token share
+    const notice = el("mark", { class: "trim", text: p.separator });
+    if (p.cut_start) {  // the document's tail is kept, the notice before it
+      pre.append(p.before, notice, doc.document.slice(doc.document.length - kept) + p.between + p.rest);
+    } else {
+      pre.append(p.before + doc.document.slice(0, kept), notice, p.rest);
+    }
   } else {
     pre.append(p.before + doc.document + p.between + p.rest);
   }

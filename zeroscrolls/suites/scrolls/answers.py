@@ -33,3 +33,13 @@ def official_prediction(example: ScrollsExample | Example, answer: str) -> str:
     if example.task == "contract_nli":
         return contract_nli_label(answer) or answer
     return answer
+
+
+def choices(example: ScrollsExample | Example) -> tuple[str, ...]:
+    """The texts a mapped prediction may be (the format diagnostics' check): QuALITY's option texts, ContractNLI's
+    labels; none for other tasks."""
+    if example.task == "quality":
+        return parse_options(example.query)
+    if example.task == "contract_nli":
+        return CONTRACT_NLI_LABELS
+    return ()

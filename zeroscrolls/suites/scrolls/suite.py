@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.suites.base import NaiveRule, Suite
 from zeroscrolls.suites.scrolls import metric
-from zeroscrolls.suites.scrolls.answers import official_prediction
+from zeroscrolls.suites.scrolls.answers import choices, official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
 from zeroscrolls.suites.scrolls.paper import PAPER
 from zeroscrolls.suites.scrolls.rows import load_examples, to_example
@@ -38,11 +38,13 @@ SUITE = Suite(
     read_rows=read_rows,
     score_example=metric.score_example,
     aggregate_task=metric.aggregate,
+    format_diagnostics=True,
     submission_order=tuple(TASKS),
     submission_file="scrolls_predictions.csv",
     hub_repo=HUB_REPO,
     revision_of=cached_revision,
     official_answer=official_prediction,
+    choices=choices,
     naive_baseline=naive_baseline,
     paper=PAPER,
 )

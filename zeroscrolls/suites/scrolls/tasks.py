@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from zeroscrolls.suites.task import Category, Metric, Task, lookup_task, task_table
+from zeroscrolls.suites.task import AnswerForm, Category, Metric, Task, lookup_task, task_table
 
 TASKS: dict[str, Task] = task_table(
     [
@@ -17,9 +17,30 @@ TASKS: dict[str, Task] = task_table(
         Task("qmsum", "QMSum", Category.SUMMARIZATION, Metric.ROUGE, 512, "Answer", True, 281),
         Task("narrative_qa", "NarrativeQA", Category.QA, Metric.F1, 64, "Answer", True, 10306),
         Task("qasper", "Qasper", Category.QA, Metric.F1, 128, "Answer", True, 1399),
-        Task("quality", "QuALITY", Category.QA, Metric.EXACT_MATCH, 10, "Answer", True, 2128),
+        # Predictions are option texts and labels (answers.official_prediction): the diagnostics check for one.
+        Task(
+            "quality",
+            "QuALITY",
+            Category.QA,
+            Metric.EXACT_MATCH,
+            10,
+            "Answer",
+            True,
+            2128,
+            answer_form=AnswerForm.CHOICE,
+        ),
         # Ours: the longest label, "Not mentioned", is a few tokens; 10 as for QuALITY.
-        Task("contract_nli", "ContractNLI", Category.QA, Metric.EXACT_MATCH, 10, "Answer", True, 2091),
+        Task(
+            "contract_nli",
+            "ContractNLI",
+            Category.QA,
+            Metric.EXACT_MATCH,
+            10,
+            "Answer",
+            True,
+            2091,
+            answer_form=AnswerForm.CHOICE,
+        ),
     ]
 )
 """The seven tasks in the official benchmark evaluator's order, which is also the submission CSV's (spec §5.3)."""
