@@ -5,7 +5,9 @@ JSON shapes and rate-limit headers, so the official SDKs talk to it through thei
 enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
 Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
 demand (429, 500, 529, 401, dropped connections, hangs, malformed or null-content 200 answers, content-filter
-stops). It records every body it received, with the time and status.
+stops). It records every body it received, with the time and status. Like the real APIs it has a prompt cache:
+OpenAI's reuses the longest prefix shared with an earlier prompt (from 1,024 tokens, in steps of 128), Anthropic's
+the prefix up to a block marked with `cache_control` (written the first time, read after), both reported in usage.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ from zeroscrolls.truncation import Truncator
 GENEROUS_TPM = 100_000_000
 GENEROUS_RPM = 100_000
 """Default limits: every answer carries rate-limit headers, as the real APIs' do, and no test run reaches them."""
+CACHE_MIN_TOKENS = 1024
+"""The shortest prefix the APIs cache (OpenAI; Anthropic's Sonnet and Opus models)."""
+CACHE_STEP_TOKENS = 128
+"""OpenAI caches prefixes in steps of this many tokens beyond the minimum."""
 GENERATION_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/messages")
 API_MODEL_VERSIONS = {"gpt-4": "gpt-4-0613", "gpt-3.5-turbo-instruct": "gpt-3.5-turbo-instruct-0914"}
 """Some models answer with a dated version, as the real API does."""
@@ -126,6 +132,8 @@ class ApiServer:
     """Asked for a fault (or None) for each generation request that `fail_next` did not script: random faults."""
     received: list[Received] = field(default_factory=list)
     url: str = ""
+    cache_min_tokens: int = CACHE_MIN_TOKENS
+    """Prefixes shorter than this are not cached (tests with small prompts lower it)."""
 
     def __post_init__(self) -> None:
         self.batches = BatchDesk(self)
@@ -138,6 +146,10 @@ class ApiServer:
         self._in_flight = 0
         self.max_in_flight = 0
         """Most generations the server was working on at once."""
+        self._prompts_seen: dict[tuple[str, str], list[str]] = {}
+        """OpenAI's prompt cache: (model, the prompt's opening) -> earlier prompts."""
+        self._prefixes_cached: set[tuple[str, str]] = set()
+        """Anthropic's prompt cache: (model, the text up to a cache_control block)."""
         self._count_faults: deque[Fault] = deque()
         self._counting = 0
         self.max_counting = 0
@@ -176,8 +188,31 @@ class ApiServer:
     def prompt_tokens(self, body: dict[str, Any]) -> int:
         if "messages" in body:
             messages = body["messages"]
-            return sum(self.count_tokens(m["content"]) for m in messages) + 3 * len(messages) + 3
+            return sum(self.count_tokens(content_text(m["content"])) for m in messages) + 3 * len(messages) + 3
         return self.count_tokens(body.get("prompt", ""))
+
+    def cached_tokens(self, body: dict[str, Any], anthropic: bool) -> tuple[int, int]:
+        """(read, written) prompt-cache tokens of one request, as the API would report them, and the cache updated:
+        Anthropic caches the text up to the last block marked `cache_control`, OpenAI every prompt's prefix."""
+        model = body.get("model", "")
+        if anthropic:
+            prefix = marked_prefix(body.get("messages") or [])
+            tokens = self.count_tokens(prefix) if prefix else 0
+            if tokens < self.cache_min_tokens:
+                return 0, 0
+            with self._lock:
+                seen = (model, prefix) in self._prefixes_cached
+                self._prefixes_cached.add((model, prefix))
+            return (tokens, 0) if seen else (0, tokens)
+        text = body["prompt"] if "prompt" in body else "".join(content_text(m["content"]) for m in body["messages"])
+        with self._lock:
+            earlier = self._prompts_seen.setdefault((model, text[:256]), [])
+            shared = max((common_prefix(text, other) for other in earlier), default=0)
+            earlier.append(text)
+        tokens = self.count_tokens(text[:shared]) if shared else 0
+        if tokens < self.cache_min_tokens:
+            return 0, 0
+        return self.cache_min_tokens + (tokens - self.cache_min_tokens) // CACHE_STEP_TOKENS * CACHE_STEP_TOKENS, 0
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         headers = {k.lower(): v for k, v in request.headers.items()}
@@ -242,6 +277,7 @@ class ApiServer:
             text = text if fault.content is None else fault.content
             finish = fault.finish_reason or finish
         output_tokens = self.count_tokens(text)
+        cache_read, cache_write = self.cached_tokens(body, anthropic)
         null = fault is not None and fault.null_content
         model = body["model"]
         served = API_MODEL_VERSIONS.get(model, model)
@@ -258,10 +294,10 @@ class ApiServer:
                     "stop_reason": finish,
                     "stop_sequence": stop_sequence,
                     "usage": {
-                        "input_tokens": prompt_tokens,
+                        "input_tokens": prompt_tokens - cache_read - cache_write,
                         "output_tokens": output_tokens,
-                        "cache_creation_input_tokens": 0,
-                        "cache_read_input_tokens": 0,
+                        "cache_creation_input_tokens": cache_write,
+                        "cache_read_input_tokens": cache_read,
                     },
                 },
                 headers=headers,
@@ -271,7 +307,7 @@ class ApiServer:
             "prompt_tokens": prompt_tokens,
             "completion_tokens": output_tokens,
             "total_tokens": prompt_tokens + output_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": cache_read},
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
         if path == "/v1/completions":
@@ -411,6 +447,37 @@ class ApiServer:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=10)
             loop.close()
+
+
+def content_text(content: str | list[dict[str, Any]]) -> str:
+    """A message's text: its content string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content)
+
+
+def marked_prefix(messages: list[dict[str, Any]]) -> str:
+    """The messages' text up to the end of the last content block marked `cache_control` ("" when none is)."""
+    text, prefix = "", ""
+    for message in messages:
+        blocks = message["content"] if isinstance(message["content"], list) else [{"text": message["content"]}]
+        for block in blocks:
+            text += block.get("text", "")
+            if block.get("cache_control"):
+                prefix = text
+    return prefix
+
+
+def common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of `a` and `b` (a binary search over slice comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _limit_headers(kind: str, bucket: _Bucket, anthropic: bool) -> dict[str, str]:

@@ -34,6 +34,10 @@ class ModelProfile:
     """USD per million input tokens (None: unknown)."""
     output_price: float | None = None
     cached_input_price: float | None = None
+    """USD per million input tokens read from the provider's prompt cache (None: the input price)."""
+    cache_write_price: float | None = None
+    """USD per million input tokens written to the provider's prompt cache (Anthropic: 1.25x the input price;
+    None: the input price, as OpenAI's automatic cache charges nothing for writing)."""
     prices_date: str | None = None
     """When the prices were read off the provider's price page (YYYY-MM-DD)."""
     reasoning: bool = False
@@ -70,6 +74,10 @@ PAPER_BUDGET = 8192
 WHOLE_DOCUMENT = 1_000_000
 """The naive baselines' default budget: more than any document holds, so they read each one whole (a run folder's
 default name leaves it out)."""
+
+ANTHROPIC_CACHE_WRITE = 1.25
+"""Anthropic bills input written to its prompt cache (5-minute entries) at 1.25x the input price; reads cost 0.1x
+(the registry's cached-input prices)."""
 
 _S = PromptStyle
 
@@ -129,6 +137,7 @@ def _anthropic(
         input_price=input_price,
         output_price=output_price,
         cached_input_price=cached_price,
+        cache_write_price=None if input_price is None else input_price * ANTHROPIC_CACHE_WRITE,
         prices_date=PRICES_DATE if prices else None,
         rpm=50,
         tpm=tpm,

@@ -84,10 +84,11 @@ def make_request(
         if fitted.prefill:
             turns.append(("assistant", fitted.prefill))
         prompt, messages = None, tuple(turns)
+    task = task or get_task(example.task)
     return Request(
         provider=provider.name,
         model=profile.name,
-        max_new_tokens=generation_budget(task or get_task(example.task), profile),
+        max_new_tokens=generation_budget(task, profile),
         prompt=prompt,
         messages=messages,
         prompt_token_ids=fitted.token_ids,
@@ -99,4 +100,5 @@ def make_request(
         document_span=fitted.document_span,
         prompt_tokens=fitted.record.prompt_tokens,
         suite=suite,
+        cache_document=task.caches_prefix,
     )

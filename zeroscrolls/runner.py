@@ -377,8 +377,9 @@ def _generate(
             totals.output_tokens += n_out
             progress.update(bar, advance=1, hits=totals.cache_hits, tokens=totals.input_tokens + totals.output_tokens)
             return generation
+        cached_in, written = generation.cached_input_tokens, generation.cache_write_tokens
         if generation.cost_usd is None and generation.ok:
-            generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out))
+            generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out, cached_in, written))
         generations[generation.request_key] = generation
         if generation.ok:
             if cache is not None:
@@ -386,6 +387,8 @@ def _generate(
             totals.generated += 1
             totals.input_tokens += n_in
             totals.output_tokens += n_out
+            totals.cached_input_tokens += cached_in
+            totals.cache_write_tokens += written
         else:
             failed += 1
         totals.cost_usd += generation.cost_usd or 0.0

@@ -175,6 +175,10 @@ class Totals:
     """Spent by this run (cache hits cost nothing)."""
     cached_cost_usd: float = 0.0
     """What the cache hits cost when they were generated."""
+    cached_input_tokens: int = 0
+    """Input tokens of this run's generations that the provider read from its prompt cache (at the cached price)."""
+    cache_write_tokens: int = 0
+    """Input tokens of this run's generations that the provider wrote to its prompt cache (Anthropic)."""
 
 
 @dataclass(frozen=True)

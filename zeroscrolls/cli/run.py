@@ -53,6 +53,7 @@ from zeroscrolls.suites.task import DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from zeroscrolls.runner import RunResult
+    from zeroscrolls.runtypes import Totals
 
 
 def run(
@@ -207,8 +208,17 @@ def _print_result(result: RunResult, err: Console) -> None:
         err.print(f"note: {t.empty_answers} empty answer(s): valid answers, scored as such (see records/ for each)")
     err.print(
         f"{t.requests} request(s): {t.cache_hits} from the cache, {t.generated} generated, {t.failed} example(s) "
-        f"without a prediction; ${t.cost_usd:.4f} spent. Run folder: {escape(str(result.folder.root))}"
+        f"without a prediction; ${t.cost_usd:.4f} spent{_prompt_cache_note(t)}. Run folder: "
+        f"{escape(str(result.folder.root))}"
     )
+
+
+def _prompt_cache_note(t: Totals) -> str:
+    """What the provider's prompt cache did for this run's generations, when it did anything."""
+    if not (t.cached_input_tokens or t.cache_write_tokens):
+        return ""
+    written = f", {t.cache_write_tokens:,} written to it" if t.cache_write_tokens else ""
+    return f" ({t.cached_input_tokens:,} input tokens read from the provider's prompt cache{written})"
 
 
 def register(app: typer.Typer) -> None:

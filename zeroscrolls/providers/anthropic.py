@@ -54,6 +54,14 @@ def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
         return helper.submit(asyncio.run, coroutine).result()
 
 
+def cached_document_blocks(content: str, document_end: int) -> list[dict[str, Any]]:
+    """The user turn as two text blocks split at the document's end, the first marked for Anthropic's prompt cache:
+    prompts that share the instruction and document (questions of one book) read it from the cache."""
+    head = {"type": "text", "text": content[:document_end], "cache_control": {"type": "ephemeral"}}
+    rest = content[document_end:]
+    return [head, {"type": "text", "text": rest}] if rest else [head]
+
+
 class AnthropicProvider(APIProvider):
     """Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
 
@@ -145,9 +153,12 @@ class AnthropicProvider(APIProvider):
         """The Messages API parameters that send `request`: the synchronous call and a batch item share them."""
         if request.messages is None:
             raise ValueError("the anthropic provider sends messages; this request has a completion prompt")
+        messages: list[dict[str, Any]] = [{"role": role, "content": content} for role, content in request.messages]
+        if request.cache_document and request.document_span is not None:
+            messages[0]["content"] = cached_document_blocks(request.messages[0][1], request.document_span[1])
         params: dict[str, Any] = {
             "model": request.model,
-            "messages": [{"role": role, "content": content} for role, content in request.messages],
+            "messages": messages,
             "max_tokens": request.max_new_tokens,
             **request.decoding,
         }
@@ -166,7 +177,8 @@ class AnthropicProvider(APIProvider):
         text = "" if content is None else "".join(block.text for block in content if block.type == "text")
         usage = message.usage
         cached = usage.cache_read_input_tokens or 0
-        input_tokens = usage.input_tokens + cached + (usage.cache_creation_input_tokens or 0)
+        written = usage.cache_creation_input_tokens or 0
+        input_tokens = usage.input_tokens + cached + written  # Anthropic's input_tokens leaves both out
         info = {"model": message.model, "id": message.id, "stop_sequence": message.stop_sequence}
         return Reply(
             text=text,
@@ -175,6 +187,7 @@ class AnthropicProvider(APIProvider):
             input_tokens=input_tokens,
             output_tokens=usage.output_tokens,
             cached_input_tokens=cached,
+            cache_write_tokens=written,
             headers=headers,
             info=info,
         )

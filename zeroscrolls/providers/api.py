@@ -63,10 +63,22 @@ class Reply:
     output_tokens: int | None
     headers: Mapping[str, str]
     cached_input_tokens: int = 0
+    """Of the input, tokens read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of the input, tokens written to the provider's prompt cache (Anthropic)."""
     info: Mapping[str, Any] = field(default_factory=dict)
     """What the API said about the answer: model version, response id, system_fingerprint, ..."""
     content_missing: bool = False
     """The answer's content was null or missing (`text` is then ""): a failure, unlike an empty text."""
+
+    def billed_tokens(self) -> tuple[int, int, int, int]:
+        """(input, output, cached input, cache write) tokens, as `Provider.cost` takes them."""
+        return self.input_tokens or 0, self.output_tokens or 0, self.cached_input_tokens, self.cache_write_tokens
+
+    def cache_info(self) -> dict[str, int]:
+        """The prompt-cache counts a `Generation` keeps in its info (`Generation.cached_input_tokens`), when any."""
+        counts = {"cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens}
+        return {name: n for name, n in counts.items() if n}
 
 
 def number_option(options: Mapping[str, Any], name: str, minimum: float) -> float | None:
@@ -354,10 +366,9 @@ class APIProvider(Provider):
         profile = self._profile_for(request.model)
         cost = None
         if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
-            cost = self.cost(profile, reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
-        info = dict(reply.info) | {"retries": retries, "waited_s": round(time.monotonic() - started - latency, 3)}
-        if reply.cached_input_tokens:
-            info["cached_input_tokens"] = reply.cached_input_tokens
+            cost = self.cost(profile, *reply.billed_tokens())
+        waited = round(time.monotonic() - started - latency, 3)
+        info = dict(reply.info) | {"retries": retries, "waited_s": waited} | reply.cache_info()
         problem = self._withheld(reply)
         return Generation(
             request_key=request.key(),

@@ -42,7 +42,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
 class Request:
     """One generation to make. Identity fields go into `key()`; `task`, `example_id`, `document_span` and
     `prompt_tokens` do not, since the prompt already determines the output; neither do credentials, concurrency,
-    timeouts or retries, which cannot change the text."""
+    timeouts, retries or prompt caching, which cannot change the text."""
 
     provider: str
     model: str
@@ -67,6 +67,9 @@ class Request:
     """Prompt tokens as truncation counted them (None: not counted); API providers reserve rate limits with it."""
     suite: str = DEFAULT_SUITE
     """The benchmark suite the example belongs to: in the key unless it is ZeroSCROLLS, whose keys stay as they were."""
+    cache_document: bool = False
+    """Ask the provider to cache the prompt up to the document's end (`Task.caches_prefix`), where it needs asking
+    (Anthropic's `cache_control`); not in the key, since it changes the price, not the text."""
 
     @property
     def document(self) -> str:
@@ -134,6 +137,17 @@ class Generation:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def cached_input_tokens(self) -> int:
+        """Input tokens the provider read from its prompt cache (billed at the cached-input price); kept in `info`,
+        so generations stored before keep their counts."""
+        return int(self.info.get("cached_input_tokens", 0))
+
+    @property
+    def cache_write_tokens(self) -> int:
+        """Input tokens the provider wrote to its prompt cache (Anthropic: billed above the input price)."""
+        return int(self.info.get("cache_write_tokens", 0))
 
 
 class FatalProviderError(Exception):
@@ -205,16 +219,26 @@ class Provider(ABC):
         return {}
 
     def cost(
-        self, profile: ModelProfile, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+        self,
+        profile: ModelProfile,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
     ) -> float | None:
-        """USD cost from the profile's prices per million tokens (None when unknown); `cached_input_tokens` of
-        the input are billed at the cached-input price where the profile has one."""
+        """USD cost from the profile's prices per million tokens (None when unknown); of the input,
+        `cached_input_tokens` (read from the provider's prompt cache) are billed at the cached-input price and
+        `cache_write_tokens` (written to it) at the cache-write price, where the profile has them."""
         if profile.input_price is None or profile.output_price is None:
             return None
         cached_price = profile.input_price if profile.cached_input_price is None else profile.cached_input_price
-        uncached = input_tokens - cached_input_tokens
+        write_price = profile.input_price if profile.cache_write_price is None else profile.cache_write_price
+        uncached = input_tokens - cached_input_tokens - cache_write_tokens
         return (
-            uncached * profile.input_price + cached_input_tokens * cached_price + output_tokens * profile.output_price
+            uncached * profile.input_price
+            + cached_input_tokens * cached_price
+            + cache_write_tokens * write_price
+            + output_tokens * profile.output_price
         ) / 1e6
 
     def check_ready(self) -> None:

@@ -251,10 +251,15 @@ class BatchProvider(Provider):
         return self.inner.protocol_notes(profile)
 
     def cost(
-        self, profile: ModelProfile, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0
+        self,
+        profile: ModelProfile,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
     ) -> float | None:
         """The batch price: half the inner provider's."""
-        full = self.inner.cost(profile, input_tokens, output_tokens, cached_input_tokens)
+        full = self.inner.cost(profile, input_tokens, output_tokens, cached_input_tokens, cache_write_tokens)
         return None if full is None else full * BATCH_PRICE_FACTOR
 
     async def aclose(self) -> None:
@@ -306,10 +311,8 @@ class BatchProvider(Provider):
             profile = None  # unknown here: the runner prices it with the run's profile
         cost = None
         if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
-            cost = self.cost(profile, reply.input_tokens, reply.output_tokens, reply.cached_input_tokens)
-        info = dict(reply.info) | {"batch_id": batch_id}
-        if reply.cached_input_tokens:
-            info["cached_input_tokens"] = reply.cached_input_tokens
+            cost = self.cost(profile, *reply.billed_tokens())
+        info = dict(reply.info) | {"batch_id": batch_id} | reply.cache_info()
         stored = {
             "text": reply.text,
             "finish_reason": reply.finish_reason,

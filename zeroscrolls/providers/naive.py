@@ -117,7 +117,14 @@ class NaiveProvider(Provider):
     def protocol_notes(self, profile: ModelProfile) -> list[str]:
         return list(self.notes)
 
-    def cost(self, profile: ModelProfile, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+    def cost(
+        self,
+        profile: ModelProfile,
+        input_tokens: int,
+        output_tokens: int,
+        cached_input_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
         return 0.0
 
     def answer(self, request: Request) -> str:

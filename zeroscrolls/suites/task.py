@@ -69,6 +69,11 @@ class Task:
     answer_form: AnswerForm | None = None
     """The form the format diagnostics check; None: the usual form of the task's category and metric (`form`)."""
 
+    caches_prefix: bool = False
+    """Prompts of one document share a long prefix (NarrativeXL: the book so far), so requests ask the provider to
+    cache the prompt up to the document's end (Anthropic's `cache_control`). Off for ZeroSCROLLS, whose requests
+    stay byte for byte as the official protocol sends them."""
+
     @property
     def form(self) -> AnswerForm:
         """The answer form the format diagnostics check: `answer_form`, else summaries for summarization, a letter

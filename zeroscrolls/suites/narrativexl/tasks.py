@@ -12,7 +12,18 @@ RECONSTRUCTION_TASKS = ("scene_reconstruction", "hierarchical_reconstruction")
 
 TASKS: dict[str, Task] = task_table(
     [
-        Task("read_along", "Read-along", Category.QA, Metric.ACCURACY, 10, "Answer", True, 0, keeps_recent=True),
+        Task(
+            "read_along",
+            "Read-along",
+            Category.QA,
+            Metric.ACCURACY,
+            10,
+            "Answer",
+            True,
+            0,
+            keeps_recent=True,
+            caches_prefix=True,
+        ),
         Task(
             "scene_reconstruction",
             "Scene reconstruction",
@@ -23,6 +34,7 @@ TASKS: dict[str, Task] = task_table(
             True,
             0,
             keeps_recent=True,
+            caches_prefix=True,
         ),
         Task(
             "hierarchical_reconstruction",
@@ -34,6 +46,7 @@ TASKS: dict[str, Task] = task_table(
             True,
             0,
             keeps_recent=True,
+            caches_prefix=True,
         ),
     ],
 )
@@ -41,6 +54,7 @@ TASKS: dict[str, Task] = task_table(
 rewritten summary is as long as the distorted one, which the authors asked to keep the true one's length: scene
 summaries (of a 3,000-character scene) run to about 150-250 tokens, so 512 leaves twice that; hierarchical ones (of
 up to 10,000 characters of summaries) run to a few hundred, so 1024. Over budget the book loses its beginning, as
-for the read-along questions (the paper gives the whole book)."""
+for the read-along questions (the paper gives the whole book). Questions of one book share the book as a prefix,
+which providers cache (`caches_prefix`)."""
 
 PROMPTS = resources.files("zeroscrolls.suites.narrativexl") / "prompts"

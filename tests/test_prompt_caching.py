@@ -1,0 +1,129 @@
+"""Prompt-prefix caching: NarrativeXL prompts put the book first and the question last, Anthropic requests mark the
+book for its prompt cache (ZeroSCROLLS requests stay as they were), and both SDKs' cached tokens are recorded, priced
+at the cached rates and totalled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tests.api_server import ApiServer
+from tests.narrativexl_release import make_release, marker
+from zeroscrolls.cli.main import app
+from zeroscrolls.data import DataSource
+from zeroscrolls.models import REGISTRY
+from zeroscrolls.providers.anthropic import AnthropicProvider
+from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.suites.base import resolve_suite
+from zeroscrolls.suites.narrativexl.release import read_books
+from zeroscrolls.templates import PromptStyle, build_prompt
+
+KEY = "sk-zs-prompt-cache-key"
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Path:
+    return make_release(tmp_path / "release", {"84": 5})
+
+
+@pytest.fixture
+def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    api_server.cache_min_tokens = 20  # the synthetic books are short
+    return api_server
+
+
+def run(server: ApiServer, release: Path, out: Path, model: str, *extra: str) -> Result:
+    base_url = server.url if model.startswith("claude") else server.openai_base_url
+    args = ["run", "--suite", "narrativexl", "--data", str(release), "--model", model, "--base-url", base_url]
+    return CliRunner().invoke(app, [*args, "--output", str(out), "--run-name", "r", "--concurrency", "1", *extra])
+
+
+def records(folder: Path) -> dict[str, dict]:
+    lines = (folder / "records" / "read_along.jsonl").read_text().splitlines()
+    return {r["id"]: r for r in map(json.loads, lines)}
+
+
+@pytest.mark.parametrize("style", list(PromptStyle))
+def test_the_book_comes_first_and_the_question_last(release: Path, style: PromptStyle) -> None:
+    suite = resolve_suite("narrativexl")
+    question = next(q for book in read_books(DataSource.parse(str(release))) for q in book.questions if q.row == 3)
+    example = next(
+        e
+        for e in suite.load_examples("read_along", "validation", DataSource.parse(str(release)))
+        if e.id == question.id
+    )
+    parts = build_prompt(example, suite.load_templates()["read_along"], style, suite.get_task("read_along"))
+    ending = f"\n\nQuestion:\n{question.text}" + ("\n\nAnswer:\n" if style is PromptStyle.COMPLETION else "")
+    assert parts.text.endswith(ending)  # nothing but the response header follows the question
+    assert parts.text[parts.document_start : parts.document_end] == example.document
+    assert parts.document_end == len(parts.text) - len(ending) and marker("84", 3) in example.document
+
+
+def test_anthropic_reads_the_book_of_a_step_from_its_prompt_cache(
+    server: ApiServer, release: Path, tmp_path: Path
+) -> None:
+    result = run(server, release, tmp_path / "runs", "claude-haiku-4-5")
+    assert result.exit_code == 0, result.output
+    sent = server.calls("/v1/messages")
+    assert len(sent) == 8  # 5 Lookahead + 3 Change questions
+    for call in sent:
+        head, rest = call.body["messages"][0]["content"]
+        assert head["cache_control"] == {"type": "ephemeral"} and "cache_control" not in rest
+        assert head["text"].startswith("You are reading a book.") and rest["text"].startswith("\n\nQuestion:\n")
+    by_id = records(tmp_path / "runs" / "r")
+    # the two questions of step 2 share instruction and book: the first writes them to the cache, the second reads
+    first, second = by_id["84-2-0"]["info"], by_id["84-2-1"]["info"]
+    assert first["cache_write_tokens"] == second["cached_input_tokens"] > 20
+    assert "cached_input_tokens" not in first and "cache_write_tokens" not in second
+    profile = REGISTRY["claude-haiku-4-5"]
+    for record in by_id.values():
+        read, written = record["info"].get("cached_input_tokens", 0), record["info"].get("cache_write_tokens", 0)
+        uncached = record["input_tokens"] - read - written
+        billed = uncached * 1.0 + read * 0.1 + written * 1.25 + record["output_tokens"] * 5.0
+        assert record["cost_usd"] == pytest.approx(billed / 1e6)
+    assert profile.cache_write_price == 1.25 and profile.cached_input_price == 0.1
+    totals = json.loads((tmp_path / "runs" / "r" / "manifest.json").read_text())["totals"]
+    assert totals["cached_input_tokens"] == sum(r["info"].get("cached_input_tokens", 0) for r in by_id.values()) > 0
+    assert totals["cache_write_tokens"] == sum(r["info"].get("cache_write_tokens", 0) for r in by_id.values()) > 0
+    assert totals["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in by_id.values()))
+    line = f"{totals['cached_input_tokens']:,} input tokens read from the provider's prompt cache"
+    assert f"({line}, {totals['cache_write_tokens']:,} written to it)" in " ".join(result.stderr.split())
+
+
+def test_openai_cached_tokens_are_recorded_and_priced_at_the_cached_rate(
+    server: ApiServer, release: Path, tmp_path: Path
+) -> None:
+    result = run(server, release, tmp_path / "runs", "gpt-4o-mini")
+    assert result.exit_code == 0, result.output
+    assert all(isinstance(c.body["messages"][0]["content"], str) for c in server.calls("/v1/chat/completions"))
+    by_id = records(tmp_path / "runs" / "r")
+    assert "cached_input_tokens" not in by_id["84-0-0"]["info"]  # the first prompt has nothing to share
+    assert by_id["84-1-0"]["info"]["cached_input_tokens"] >= 20  # the book's first scene and the instruction
+    for record in by_id.values():
+        read = record["info"].get("cached_input_tokens", 0)
+        billed = (record["input_tokens"] - read) * 0.15 + read * 0.075 + record["output_tokens"] * 0.6
+        assert record["cost_usd"] == pytest.approx(billed / 1e6)
+    totals = json.loads((tmp_path / "runs" / "r" / "manifest.json").read_text())["totals"]
+    assert totals["cached_input_tokens"] == sum(r["info"].get("cached_input_tokens", 0) for r in by_id.values())
+    assert totals["cache_write_tokens"] == 0
+
+
+def test_zeroscrolls_requests_carry_no_cache_mark(server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ZeroSCROLLS sends the user turn as one string, as before: its requests (and cache keys) are unchanged."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    plan = plan_run(RunConfig("claude-haiku-4-5", tasks=("qasper",), data=DataSource.parse("sample"), limit=2))
+    requests = list(plan.requests().values())
+    assert requests and not any(r.cache_document for r in requests)
+    provider = AnthropicProvider()
+    assert all(provider.message_params(r)["messages"][0]["content"] == r.messages[0][1] for r in requests)
+
+
+def test_cache_writes_and_reads_are_priced_apart() -> None:
+    profile = REGISTRY["claude-haiku-4-5"]
+    cost = AnthropicProvider().cost(profile, 1000, 10, cached_input_tokens=200, cache_write_tokens=300)
+    assert cost == pytest.approx((500 * 1.0 + 200 * 0.1 + 300 * 1.25 + 10 * 5.0) / 1e6)
