@@ -30,6 +30,7 @@ from tests.batch_api import BatchDesk
 from zeroscrolls.data import DataSource
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request
+from zeroscrolls.prompt_cache import common_prefix
 from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.templates import load_templates
@@ -466,18 +467,6 @@ def marked_prefix(messages: list[dict[str, Any]]) -> str:
             if block.get("cache_control"):
                 prefix = text
     return prefix
-
-
-def common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of `a` and `b` (a binary search over slice comparisons)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def _limit_headers(kind: str, bucket: _Bucket, anthropic: bool) -> dict[str, str]:

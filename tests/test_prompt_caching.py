@@ -1,6 +1,6 @@
 """Prompt-prefix caching: NarrativeXL prompts put the book first and the question last, Anthropic requests mark the
-book for its prompt cache (ZeroSCROLLS requests stay as they were), and both SDKs' cached tokens are recorded, priced
-at the cached rates and totalled."""
+book for its prompt cache (ZeroSCROLLS requests stay as they were), both SDKs' cached tokens are recorded, priced at
+the cached rates and totalled, and `--dry-run` shows the expected saving."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer
-from tests.narrativexl_release import make_release, marker
+from tests.narrativexl_release import book_rows, make_release, marker, write_book
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.models import REGISTRY
+from zeroscrolls.prompt_cache import expected_saving
 from zeroscrolls.providers.anthropic import AnthropicProvider
+from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.openai import OpenAIProvider
 from zeroscrolls.runner import RunConfig, plan_run
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.release import read_books
@@ -127,3 +130,73 @@ def test_cache_writes_and_reads_are_priced_apart() -> None:
     profile = REGISTRY["claude-haiku-4-5"]
     cost = AnthropicProvider().cost(profile, 1000, 10, cached_input_tokens=200, cache_write_tokens=300)
     assert cost == pytest.approx((500 * 1.0 + 200 * 0.1 + 300 * 1.25 + 10 * 5.0) / 1e6)
+
+
+def request(text: str, tokens: int, document_end: int | None = None, provider: str = "openai") -> Request:
+    return Request(
+        provider,
+        "m",
+        10,
+        messages=(("user", text),),
+        prompt_tokens=tokens,
+        document_span=None if document_end is None else (0, document_end),
+        cache_document=document_end is not None,
+    )
+
+
+def test_openai_saving_counts_prefixes_shared_with_an_earlier_prompt() -> None:
+    profile = REGISTRY["gpt-4o-mini"]
+    book = "x" * 800
+    requests = [request(book + "a" * 200, 2000), request(book + "b" * 200, 2000), request("y" * 1000, 2000)]
+    saving = expected_saving(OpenAIProvider(), profile, requests)
+    assert saving is not None
+    # the second prompt shares 800 of its 1,000 characters: 1,600 of 2,000 tokens, cached from 1,024 in steps of 128
+    assert (saving.read_tokens, saving.written_tokens, saving.prompt_tokens) == (1024 + 4 * 128, 0, 6000)
+    low, high = saving.cost_without
+    assert low == pytest.approx(6000 * 0.15 / 1e6) and high == pytest.approx(low + 3 * 10 * 0.6 / 1e6)
+    assert saving.cost_with[0] == pytest.approx(((6000 - 1536) * 0.15 + 1536 * 0.075) / 1e6)
+    assert expected_saving(OpenAIProvider(), REGISTRY["gpt-4"], requests) is None  # gpt-4 caches nothing
+
+
+def test_anthropic_saving_counts_the_marked_book_written_once_then_read() -> None:
+    profile = REGISTRY["claude-sonnet-4-5"]
+    book = "x" * 900
+    requests = [
+        request(book + "q1", 3000, 900, "anthropic"),
+        request(book + "q2", 3000, 900, "anthropic"),
+        request(book + "x" + "q3", 3000, 901, "anthropic"),  # the next step: a longer book, another entry
+        request(book + "q4", 3000, None, "anthropic"),  # not marked: nothing cached
+    ]
+    saving = expected_saving(AnthropicProvider(), profile, requests)
+    assert saving is not None
+    share = 3000 * 900 // 902
+    assert saving.read_tokens == share and saving.written_tokens == share + 3000 * 901 // 903
+    uncached = 12000 - saving.read_tokens - saving.written_tokens
+    expected = (uncached * 3.0 + saving.read_tokens * 0.3 + saving.written_tokens * 3.75) / 1e6
+    assert saving.cost_with[0] == pytest.approx(expected)
+    short = [request("x" * 10 + "q", 500, 10, "anthropic")] * 2  # below the 1,024-token minimum
+    below = expected_saving(AnthropicProvider(), profile, short)
+    assert below is not None and below.read_tokens == below.written_tokens == 0
+
+
+def long_release(root: Path, words: int = 300) -> Path:
+    """A release whose scenes hold `words` words each, so prompts pass the caches' minimum length."""
+    rows = book_rows("84", 6)
+    for row in rows:
+        row[1] += " " + " ".join(f"filler{i}" for i in range(words))
+    write_book(root / "Questions" / "substituted" / "shortform" / "84.questions_shortform", rows)
+    return root
+
+
+def test_dry_run_shows_the_expected_saving(tmp_path: Path) -> None:
+    release = long_release(tmp_path / "release")
+    args = ["run", "--suite", "narrativexl", "--data", str(release), "--dry-run", "--output", str(tmp_path / "o")]
+    result = CliRunner().invoke(app, [*args, "--model", "gpt-4o-mini"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    plan = plan_run(RunConfig("gpt-4o-mini", data=DataSource.parse(str(release)), suite=resolve_suite("narrativexl")))
+    saving = expected_saving(plan.provider, plan.profile, list(plan.requests().values()))
+    assert saving is not None and saving.read_tokens > saving.prompt_tokens / 2  # most of each book is shared
+    assert saving.line() in " ".join(result.stderr.split())
+    assert "without caching, $" in saving.line() and not (tmp_path / "o").exists()
+    plain = CliRunner().invoke(app, [*args, "--model", "gpt-4"], terminal_width=200)
+    assert plain.exit_code == 0 and "prompt cache" not in plain.output  # gpt-4 has no prompt cache

@@ -38,6 +38,8 @@ class ModelProfile:
     cache_write_price: float | None = None
     """USD per million input tokens written to the provider's prompt cache (Anthropic: 1.25x the input price;
     None: the input price, as OpenAI's automatic cache charges nothing for writing)."""
+    cache_min_tokens: int | None = None
+    """The shortest prompt prefix the provider caches for this model (None: it caches none, or we do not know)."""
     prices_date: str | None = None
     """When the prices were read off the provider's price page (YYYY-MM-DD)."""
     reasoning: bool = False
@@ -75,6 +77,8 @@ WHOLE_DOCUMENT = 1_000_000
 """The naive baselines' default budget: more than any document holds, so they read each one whole (a run folder's
 default name leaves it out)."""
 
+CACHE_MIN_TOKENS = 1024
+"""The shortest prefix OpenAI's prompt cache (gpt-4o and newer) and Anthropic's (Sonnet, Opus 4 and 4.1) hold."""
 ANTHROPIC_CACHE_WRITE = 1.25
 """Anthropic bills input written to its prompt cache (5-minute entries) at 1.25x the input price; reads cost 0.1x
 (the registry's cached-input prices)."""
@@ -107,6 +111,7 @@ def _openai(
         input_price=input_price,
         output_price=output_price,
         cached_input_price=cached_price,
+        cache_min_tokens=None if cached_price is None else CACHE_MIN_TOKENS,
         prices_date=PRICES_DATE if prices else None,
         reasoning=reasoning,
         rpm=rpm,
@@ -122,10 +127,11 @@ def _anthropic(
     max_tokens: int = PAPER_BUDGET,
     window: int | None = 200_000,
     tpm: int = 30_000,
+    cache_min_tokens: int = CACHE_MIN_TOKENS,
     note: str = "",
 ) -> ModelProfile:
     """An Anthropic model, counted by the count-tokens endpoint; 50 requests and `tpm` input tokens per minute
-    are usage-tier-1 limits."""
+    are usage-tier-1 limits; its prompt cache holds prefixes of at least `cache_min_tokens`."""
     input_price, output_price, cached_price = prices or (None, None, None)
     return ModelProfile(
         name,
@@ -138,6 +144,7 @@ def _anthropic(
         output_price=output_price,
         cached_input_price=cached_price,
         cache_write_price=None if input_price is None else input_price * ANTHROPIC_CACHE_WRITE,
+        cache_min_tokens=cache_min_tokens if prices else None,
         prices_date=PRICES_DATE if prices else None,
         rpm=50,
         tpm=tpm,
@@ -220,13 +227,13 @@ REGISTRY: dict[str, ModelProfile] = {
         _openai("gpt-5-mini", "o200k_base", 400_000, (0.25, 2.0, 0.025), reasoning=True, tpm=200_000),
         _openai("gpt-5-nano", "o200k_base", 400_000, (0.05, 0.4, 0.005), reasoning=True, tpm=200_000),
         # Current Anthropic models (API aliases of the latest snapshot).
-        _anthropic("claude-3-5-haiku-latest", (0.8, 4.0, 0.08), tpm=50_000),
+        _anthropic("claude-3-5-haiku-latest", (0.8, 4.0, 0.08), tpm=50_000, cache_min_tokens=2048),
         _anthropic("claude-3-7-sonnet-latest", (3.0, 15.0, 0.3)),
         _anthropic("claude-sonnet-4-0", (3.0, 15.0, 0.3)),
         _anthropic("claude-opus-4-0", (15.0, 75.0, 1.5)),
         _anthropic("claude-opus-4-1", (15.0, 75.0, 1.5)),
         _anthropic("claude-sonnet-4-5", (3.0, 15.0, 0.3)),
-        _anthropic("claude-haiku-4-5", (1.0, 5.0, 0.1), tpm=50_000),
+        _anthropic("claude-haiku-4-5", (1.0, 5.0, 0.1), tpm=50_000, cache_min_tokens=4096),
         # Open decoder models for vLLM (or `vllm serve` + --provider openai).
         _open_decoder("meta-llama/Llama-3.1-8B-Instruct", 131_072),
         _open_decoder("meta-llama/Llama-3.1-70B-Instruct", 131_072),

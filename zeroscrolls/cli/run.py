@@ -113,6 +113,7 @@ def run(
     """
     from zeroscrolls.cache import open_cache  # the run's machinery: imported by the command that needs it
     from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.prompt_cache import run_saving
     from zeroscrolls.runner import RunConfig, estimate, estimate_table, execute, plan_run
     from zeroscrolls.suites.base import resolve_suite
 
@@ -150,6 +151,9 @@ def run(
         if dry_run:
             estimates = estimate(plan, generation_cache)
             Console().print(estimate_table(plan, estimates))
+            saving = run_saving(plan, generation_cache)
+            if saving is not None and (saving.read_tokens or saving.written_tokens):
+                err.print(saving.line(), soft_wrap=True)
             if config.batch is not None:
                 err.print(standard_price_note([e.cost_low for e in estimates], [e.cost_high for e in estimates]))
             return

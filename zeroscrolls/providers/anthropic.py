@@ -24,7 +24,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.anthropic_batch import AnthropicBatchAPI
 from zeroscrolls.providers.api import APIProvider, Reply, reading_reply
-from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.base import PromptCache, Request
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
 from zeroscrolls.ratelimit import ServerLimits, header_number
 from zeroscrolls.templates import PromptStyle
@@ -136,6 +136,12 @@ class AnthropicProvider(APIProvider):
                 raise UsageError(f"{self._fatal_message(verdict.status, verdict.message)}. {OFFLINE_NOTE}") from None
             raise UsageError(f"Anthropic's count-tokens endpoint failed ({verdict.message}); {OFFLINE_NOTE}") from None
         return tokens
+
+    def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
+        """Anthropic caches the prefix a request marks (`cache_control`), from the model's minimum length."""
+        if profile.cache_min_tokens is None:
+            return None
+        return PromptCache(profile.cache_min_tokens, marked=True)
 
     def reserved_tokens(self, request: Request) -> int:
         """Anthropic's token limit that binds a long-context run counts input tokens only."""

@@ -150,6 +150,19 @@ class Generation:
         return int(self.info.get("cache_write_tokens", 0))
 
 
+@dataclass(frozen=True)
+class PromptCache:
+    """How a provider's prompt cache reuses the prefix of earlier prompts (for the dry run's expected saving)."""
+
+    min_tokens: int
+    """The shortest prefix it caches."""
+    step_tokens: int = 1
+    """Past the minimum, prefixes are cached in steps of this many tokens (OpenAI: 128)."""
+    marked: bool = False
+    """Only the prefix a request marks (`Request.cache_document`) is cached, written to the cache the first time
+    (Anthropic's `cache_control`); else each prompt's longest prefix shared with an earlier prompt (OpenAI)."""
+
+
 class FatalProviderError(Exception):
     """Stops the whole run at once (bad credentials, missing key): retrying or going on cannot help."""
 
@@ -240,6 +253,10 @@ class Provider(ABC):
             + cache_write_tokens * write_price
             + output_tokens * profile.output_price
         ) / 1e6
+
+    def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
+        """How the provider caches prompt prefixes of this model; None: it does not (the default)."""
+        return None
 
     def check_ready(self) -> None:
         """Raise `UsageError` when nothing could be generated at all (e.g. no API key), so a run stops before it

@@ -32,7 +32,7 @@ from zeroscrolls.batchstore import SUBMITTING, SUCCEEDED, BatchRecord, BatchStor
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply
-from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.base import FatalProviderError, Generation, PromptCache, Provider, Request
 from zeroscrolls.providers.retry import Action, Verdict
 from zeroscrolls.tokenizers import TokenCounter
 
@@ -249,6 +249,9 @@ class BatchProvider(Provider):
 
     def protocol_notes(self, profile: ModelProfile) -> list[str]:
         return self.inner.protocol_notes(profile)
+
+    def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
+        return self.inner.prompt_cache(profile)
 
     def cost(
         self,

@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletion
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply, number_option, reading_reply
-from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.base import PromptCache, Request
 from zeroscrolls.providers.openai_batch import OpenAIBatchAPI
 from zeroscrolls.providers.retry import Action, Verdict, http_verdict
 from zeroscrolls.ratelimit import ServerLimits, header_number
@@ -31,6 +31,8 @@ log = logging.getLogger("zeroscrolls.providers")
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
+CACHE_STEP_TOKENS = 128
+"""OpenAI's prompt cache holds prefixes in steps of this many tokens past its minimum."""
 DEFAULT_REASONING_BUDGET = 4096
 """Tokens a reasoning model may think on top of the task's answer budget, unless `--reasoning-budget` says."""
 
@@ -106,6 +108,12 @@ class OpenAIProvider(APIProvider):
             f"budget + {self.reasoning_budget} reasoning tokens and no temperature (the official protocol: "
             "temperature 0, max_tokens = task budget)"
         ]
+
+    def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
+        """OpenAI caches every prompt's prefix by itself, from `cache_min_tokens` (1,024) in steps of 128 tokens."""
+        if profile.cache_min_tokens is None:
+            return None
+        return PromptCache(profile.cache_min_tokens, step_tokens=CACHE_STEP_TOKENS)
 
     def completion_budget(self, request: Request) -> int:
         return request.max_new_tokens + int(request.decoding.get("reasoning_budget", 0))
