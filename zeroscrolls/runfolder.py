@@ -84,7 +84,8 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 
 def configuration(plan: Plan) -> dict[str, Any]:
     """What a run folder's results are results of: suite, model, provider, who serves it (`Provider.identity`, e.g.
-    the endpoint), budget and split. A rerun with the same values resumes into the folder; others are refused."""
+    the endpoint), budget, split and prompt mode. A rerun with the same values resumes into the folder; others are
+    refused."""
     return {
         "suite": plan.config.suite.name,
         "model": plan.profile.name,
@@ -92,6 +93,7 @@ def configuration(plan: Plan) -> dict[str, Any]:
         **plan.provider.identity(),
         "max_tokens": plan.profile.max_tokens,
         "split": plan.config.split,
+        "prompt_mode": plan.config.suite.prompt_mode,
     }
 
 

@@ -19,6 +19,7 @@ from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.providers.batch import BatchSettings
 from zeroscrolls.scoring import BenchmarkResult
 from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 from zeroscrolls.templates import Template
 from zeroscrolls.truncation import TruncationRecord
@@ -140,7 +141,8 @@ class Plan:
     @property
     def run_name(self) -> str:
         budget = "" if self.profile.max_tokens == WHOLE_DOCUMENT else f"_{self.profile.max_tokens}"
-        name = self.config.run_name or f"{self.profile.name}{budget}_{self.config.split}"
+        mode = "" if self.config.suite.prompt_mode == DEFAULT_PROMPT_MODE else f"_{self.config.suite.prompt_mode}"
+        name = self.config.run_name or f"{self.profile.name}{budget}_{self.config.split}{mode}"
         return folder_name(name, "run")
 
     @property

@@ -180,6 +180,9 @@ def build_prompt(example: Example, template: Template, style: PromptStyle, task:
     (default: the ZeroSCROLLS task of that name)."""
     task = task or TASKS[example.task]
     separator = example.truncation_separator or template.truncation_separator
+    if task.fixed_prompt:
+        end = example.document_end  # everything after the document survives truncation whole
+        return PromptParts(example.input, example.document_start, end, end, separator, cut_start=task.keeps_recent)
     try:
         instruction = template.render_instruction(num_summaries(example))
     except ValueError:

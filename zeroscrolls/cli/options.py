@@ -20,6 +20,14 @@ SuiteOption = Annotated[
     str,
     typer.Option("--suite", help="Benchmark suite (see `zeroscrolls suites`): its tasks, prompts, rows and metric."),
 ]
+PromptModeOption = Annotated[
+    str,
+    typer.Option(
+        "--prompt-mode",
+        help="The suite's prompt protocol: default, or paper (NarrativeXL: the authors' prompt, every question of a "
+        "step at once).",
+    ),
+]
 SplitOption = Annotated[str, typer.Option("--split", help="validation or test.")]
 PromptsOption = Annotated[
     Path | None,

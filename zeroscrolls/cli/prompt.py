@@ -13,6 +13,7 @@ from zeroscrolls.cli.options import (
     DataOption,
     MaxTokensOption,
     ModelOption,
+    PromptModeOption,
     PromptsOption,
     ProviderOption,
     SplitOption,
@@ -21,7 +22,7 @@ from zeroscrolls.cli.options import (
 )
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import ExampleError, UsageError
-from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
 
 def prompt(
@@ -34,6 +35,7 @@ def prompt(
     split: SplitOption = "validation",
     prompts: PromptsOption = None,
     suite: SuiteOption = DEFAULT_SUITE,
+    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
     tokenizer: TokenizerOption = None,
     record: Annotated[bool, typer.Option("--record", help="Print the truncation record to stderr.")] = False,
 ) -> None:
@@ -45,7 +47,7 @@ def prompt(
     from zeroscrolls.suites.base import resolve_suite
     from zeroscrolls.truncation import Truncator
 
-    chosen = resolve_suite(suite)
+    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     info = chosen.get_task(task)
     templates = chosen.load_templates(prompts)
     source = DataSource.parse(data)

@@ -33,6 +33,7 @@ from zeroscrolls.cli.options import (
     OverwriteOption,
     PipelineParallelOption,
     PollSecondsOption,
+    PromptModeOption,
     PromptsOption,
     ProviderOption,
     ReasoningBudgetOption,
@@ -49,7 +50,7 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import StorageError
-from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from zeroscrolls.runner import RunResult
@@ -67,6 +68,7 @@ def run(
     data: DataOption = "hub",
     prompts: PromptsOption = None,
     suite: SuiteOption = DEFAULT_SUITE,
+    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding run folders.")] = Path("results"),
     run_name: Annotated[
         str | None, typer.Option("--run-name", help="Run folder name (default: <model>_<budget>_<split>).")
@@ -119,7 +121,7 @@ def run(
 
     options = provider_options(locals())
     err = Console(stderr=True, highlight=False)
-    chosen = resolve_suite(suite)
+    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     config = RunConfig(
         model=model,
         provider=provider,

@@ -35,6 +35,7 @@ from zeroscrolls.cli.options import (
     OverwriteOption,
     PipelineParallelOption,
     PollSecondsOption,
+    PromptModeOption,
     PromptsOption,
     ProviderOption,
     ReasoningBudgetOption,
@@ -51,7 +52,7 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
-from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from zeroscrolls.sweep import SweepEstimate, SweepResult
@@ -72,6 +73,7 @@ def sweep(
     data: DataOption = "hub",
     prompts: PromptsOption = None,
     suite: SuiteOption = DEFAULT_SUITE,
+    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
     output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding sweep folders.")] = Path("results"),
     sweep_name: Annotated[
         str | None, typer.Option("--sweep-name", help="Sweep folder name (default: sweep_<models>_<split>).")
@@ -125,7 +127,7 @@ def sweep(
     if not models:
         raise UsageError("--model needs at least one model name")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    chosen = resolve_suite(suite)
+    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     config = SweepConfig(
         models=models,
         budgets=parse_budgets(max_tokens),

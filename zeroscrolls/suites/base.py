@@ -18,7 +18,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.plugins import find, installed, load_target
 from zeroscrolls.suites.paper import PaperTable
-from zeroscrolls.suites.task import Task, lookup_task, select_tasks
+from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
 from zeroscrolls.templates import Template, read_templates
 
 if TYPE_CHECKING:
@@ -127,11 +127,26 @@ class Suite:
     naive provider's own rules (ZeroSCROLLS', spec §7)."""
     paper: PaperTable | None = None
     """The published rows `compare --paper` shows beside runs, for context (None: the suite has none)."""
+    prompt_mode: str = DEFAULT_PROMPT_MODE
+    """The prompt protocol this value runs (`--prompt-mode`): "default", or the name it has in `prompt_modes`."""
+    prompt_modes: Mapping[str, Callable[[Suite], Suite]] = field(default_factory=dict)
+    """Other protocols `--prompt-mode NAME` selects: NAME -> how the suite becomes that protocol (NarrativeXL:
+    "paper", the authors' prompt with every question of a step at once)."""
 
     @property
     def scores_name(self) -> str:
         """The name score tables and reports give the suite's numbers."""
         return self.scores_title or self.title
+
+    def with_prompt_mode(self, mode: str) -> Suite:
+        """The suite as `--prompt-mode MODE` runs it; an unknown mode is a usage error naming the suite's modes."""
+        if mode == self.prompt_mode:
+            return self
+        make = self.prompt_modes.get(mode)
+        if make is None:
+            modes = ", ".join([DEFAULT_PROMPT_MODE, *self.prompt_modes])
+            raise UsageError(f"--prompt-mode {mode}: {self.title} has no prompt mode {mode!r} (prompt modes: {modes})")
+        return make(self)
 
     def get_task(self, name: str) -> Task:
         return lookup_task(self.tasks, name, self.title)

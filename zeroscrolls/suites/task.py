@@ -13,6 +13,8 @@ from zeroscrolls.errors import UsageError
 
 DEFAULT_SUITE = "zeroscrolls"
 """The suite of every command without `--suite`; its requests keep the cache keys they had before suites existed."""
+DEFAULT_PROMPT_MODE = "default"
+"""The prompt protocol of every suite without `--prompt-mode` (others: `Suite.prompt_modes`)."""
 
 
 class Category(str, Enum):
@@ -73,6 +75,9 @@ class Task:
     """Prompts of one document share a long prefix (NarrativeXL: the book so far), so requests ask the provider to
     cache the prompt up to the document's end (Anthropic's `cache_control`). Off for ZeroSCROLLS, whose requests
     stay byte for byte as the official protocol sends them."""
+    fixed_prompt: bool = False
+    """The example's input is its prompt in every style, laid out as a protocol wrote it (NarrativeXL's paper mode):
+    no format request, response header or Claude prefill is added; over budget only the document is cut."""
 
     @property
     def form(self) -> AnswerForm:

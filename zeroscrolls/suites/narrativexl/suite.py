@@ -5,6 +5,7 @@ from __future__ import annotations
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.narrativexl.analysis import group_examples
 from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
+from zeroscrolls.suites.narrativexl.paper import MODE, paper_mode
 from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes
 from zeroscrolls.suites.narrativexl.tasks import PROMPTS, TASKS
@@ -21,4 +22,5 @@ SUITE = Suite(
     baselines={"copy_input": copy_input_scores},
     record_fields=kept_scenes,
     group_examples=group_examples,
+    prompt_modes={MODE: paper_mode},
 )

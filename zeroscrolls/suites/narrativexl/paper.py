@@ -1,0 +1,106 @@
+"""NarrativeXL's paper mode (`--prompt-mode paper`): the authors' protocol for read-along questions (spec §4).
+
+All questions of one step (data row) go into one prompt, the authors' text word for word, with up to 150 tokens to
+answer; the answer is the text after `###BEGIN_ANSWER###` split on commas, and a count that differs from the number of
+questions makes every answer of the step wrong.
+
+It runs on the harness as it is: each question is still its own example (same id and facts as in the default mode,
+so scores, records and the analysis by retention are per question), but every question of a step has the step's
+prompt as its input. Identical prompts are one request, so the step is generated (and paid for, and cached) once;
+the suite's answer mapping (`Suite.official_answer`) then gives each question its own comma-separated answer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from importlib import resources
+from itertools import groupby
+
+from zeroscrolls.data import DataSource, Example
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.narrativexl.release import Book, Question, read_books
+from zeroscrolls.suites.narrativexl.rows import book_so_far
+from zeroscrolls.templates import Template
+
+MODE = "paper"
+ANSWER_TAG = "###BEGIN_ANSWER###"
+NO_ANSWER = "NA"
+"""The prediction of every question of a step whose answer has no tag or a wrong number of answers (the authors'
+"NA"): it holds no option number, so it scores 0."""
+ANSWER_BUDGET = 150
+"""Tokens the authors allowed for the answers of one step (`max_tokens_to_sample`)."""
+PROMPTS = resources.files("zeroscrolls.suites.narrativexl") / "prompts" / "paper"
+
+
+def paper_mode(suite: Suite) -> Suite:
+    """NarrativeXL as the paper ran it: the step prompt, 150 answer tokens, answers split per question."""
+    tasks = {
+        name: dataclasses.replace(task, generation_budget=ANSWER_BUDGET, fixed_prompt=True)
+        for name, task in suite.tasks.items()
+    }
+    return dataclasses.replace(
+        suite,
+        tasks=tasks,
+        prompt_folders=(PROMPTS,),
+        read_rows=load_examples,
+        official_answer=question_answer,
+        scores_title=f"{suite.title}, the paper's protocol (all questions of a step in one prompt)",
+        prompt_mode=MODE,
+        prompt_modes={},
+    )
+
+
+def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
+    """One example per question, each with its step's prompt as input; books in order, steps in reading order."""
+    template = templates[task]
+    return [
+        example
+        for book in read_books(source)
+        for _, step in groupby(book.questions, key=lambda q: q.row)
+        for example in step_examples(task, book, list(step), template)
+    ]
+
+
+def step_examples(task: str, book: Book, questions: list[Question], template: Template) -> list[Example]:
+    """The examples of one step's questions, sharing the authors' prompt:
+    "{instruction} {context_header}\\n{book} \\n{query_header} {questions}\\n{response_header}", each question as
+    "\\nQuestion {i}: {question}\\n" with the question as the release holds it (ending in a newline)."""
+    document = book_so_far(book, questions[0].row)
+    asked = "".join(f"\nQuestion {i}: {q.text}\n\n" for i, q in enumerate(questions, 1))
+    opening = f"{template.instruction} {template.context_header}\n"
+    closing = f" \n{template.query_header} {asked}\n{template.response_header}"
+    text = opening + document + closing
+    document_end = len(opening) + len(document)
+    query_start = document_end + 2
+    return [
+        Example(
+            task,
+            q.id,
+            text,
+            (q.answer,),
+            len(opening),
+            document_end,
+            query_start,
+            len(text) - len(template.response_header) - 1,
+            facts={
+                "book": book.id,
+                "row": q.row,
+                "type": q.type,
+                "retention": q.retention,
+                "position": k,
+                "step_questions": len(questions),
+            },
+        )
+        for k, q in enumerate(questions)
+    ]
+
+
+def question_answer(example: Example, answer: str) -> str:
+    """This question's part of its step's answer: the text after the tag split on commas, the question's piece;
+    `NO_ANSWER` when the tag is missing or the pieces are not one per question."""
+    _, tag, answers = answer.partition(ANSWER_TAG)
+    pieces = answers.split(",")
+    if not tag or len(pieces) != int(example.facts["step_questions"]):
+        return NO_ANSWER
+    return pieces[int(example.facts["position"])].strip()
