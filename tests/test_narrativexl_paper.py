@@ -3,6 +3,7 @@ answers split on commas per question, and a count mismatch making every answer o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from tests.api_server import ApiServer
 from tests.narrativexl_release import make_release, marker, question_text
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
+from zeroscrolls.runner import RunConfig, plan_run
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.paper import NO_ANSWER, question_answer
 from zeroscrolls.templates import PromptStyle, build_prompt
@@ -153,3 +155,16 @@ def test_a_paper_sweep_plans_one_request_per_step(release: Path, tmp_path: Path)
     assert re.search(r"gpt-4o-mini\s+1000\s+4\s", result.stdout)  # 4 steps for 6 questions
     default = CliRunner().invoke(app, [*args, "--max-tokens", "1000", "-o", str(tmp_path)], terminal_width=200)
     assert default.exit_code == 0 and re.search(r"gpt-4o-mini\s+1000\s+6\s", default.stdout)
+
+
+def test_paper_requests_carry_no_cache_mark(
+    api_server: ApiServer, release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step's book is sent once: marking it for Anthropic's cache would only add the write premium."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
+    suite = resolve_suite("narrativexl")
+    config = RunConfig("claude-sonnet-4-5", data=DataSource.parse(str(release)), suite=suite)
+    assert all(r.cache_document for r in plan_run(config).requests().values())
+    paper = plan_run(dataclasses.replace(config, suite=suite.with_prompt_mode("paper"))).requests().values()
+    assert len(paper) == 4 and not any(r.cache_document for r in paper)

@@ -34,9 +34,11 @@ PROMPTS = resources.files("zeroscrolls.suites.narrativexl") / "prompts" / "paper
 
 
 def paper_mode(suite: Suite) -> Suite:
-    """NarrativeXL as the paper ran it: the step prompt, 150 answer tokens, answers split per question."""
+    """NarrativeXL as the paper ran it: the step prompt, 150 answer tokens, answers split per question. Nothing is
+    marked for Anthropic's prompt cache: each step's book is sent once, so an entry would be written (at 1.25x the
+    input price) and never read; OpenAI still reuses the prefix consecutive steps share by itself."""
     tasks = {
-        name: dataclasses.replace(task, generation_budget=ANSWER_BUDGET, fixed_prompt=True)
+        name: dataclasses.replace(task, generation_budget=ANSWER_BUDGET, fixed_prompt=True, caches_prefix=False)
         for name, task in suite.tasks.items()
     }
     return dataclasses.replace(
