@@ -168,3 +168,21 @@ def test_paper_requests_carry_no_cache_mark(
     assert all(r.cache_document for r in plan_run(config).requests().values())
     paper = plan_run(dataclasses.replace(config, suite=suite.with_prompt_mode("paper"))).requests().values()
     assert len(paper) == 4 and not any(r.cache_document for r in paper)
+
+
+def test_the_reconstruction_tasks_run_as_in_the_default_mode(tmp_path: Path) -> None:
+    release = make_release(tmp_path / "full", {"84": 4}, summaries=True)
+    default = resolve_suite("narrativexl")
+    paper = default.with_prompt_mode("paper")
+    source = DataSource.parse(str(release))
+    assert paper.available_tasks(source, "validation") == default.available_tasks(source, "validation")
+    for task in ("scene_reconstruction", "hierarchical_reconstruction"):
+        assert paper.tasks[task] == default.tasks[task]
+        assert paper.load_templates()[task] == default.load_templates()[task]
+        examples = paper.load_examples(task, "validation", source)
+        assert examples == default.load_examples(task, "validation", source)
+        assert paper.official_answer is not None
+        assert paper.official_answer(examples[0], "A rewritten summary, with commas.") == (
+            "A rewritten summary, with commas."
+        )
+    assert (paper.tasks["read_along"].generation_budget, default.tasks["read_along"].generation_budget) == (150, 10)

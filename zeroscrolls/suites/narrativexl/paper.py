@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from functools import partial
 from importlib import resources
 from itertools import groupby
 
 from zeroscrolls.data import DataSource, Example
-from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.base import RowReader, Suite
 from zeroscrolls.suites.narrativexl.release import Book, Question, read_books
 from zeroscrolls.suites.narrativexl.rows import book_so_far
 from zeroscrolls.templates import Template
 
 MODE = "paper"
+TASK = "read_along"
+"""The task the paper's protocol is for; the reconstruction tasks run as in the default mode."""
 ANSWER_TAG = "###BEGIN_ANSWER###"
 NO_ANSWER = "NA"
 """The prediction of every question of a step whose answer has no tag or a wrong number of answers (the authors'
@@ -34,27 +37,32 @@ PROMPTS = resources.files("zeroscrolls.suites.narrativexl") / "prompts" / "paper
 
 
 def paper_mode(suite: Suite) -> Suite:
-    """NarrativeXL as the paper ran it: the step prompt, 150 answer tokens, answers split per question. Nothing is
-    marked for Anthropic's prompt cache: each step's book is sent once, so an entry would be written (at 1.25x the
-    input price) and never read; OpenAI still reuses the prefix consecutive steps share by itself."""
-    tasks = {
-        name: dataclasses.replace(task, generation_budget=ANSWER_BUDGET, fixed_prompt=True, caches_prefix=False)
-        for name, task in suite.tasks.items()
-    }
+    """NarrativeXL with `read_along` as the paper ran it: the step prompt, 150 answer tokens, answers split per
+    question; the reconstruction tasks stay as they are. Nothing of `read_along` is marked for Anthropic's prompt
+    cache: each step's book is sent once, so an entry would be written (at 1.25x the input price) and never read;
+    OpenAI still reuses the prefix consecutive steps share by itself."""
+    paper_task = dataclasses.replace(
+        suite.tasks[TASK], generation_budget=ANSWER_BUDGET, fixed_prompt=True, caches_prefix=False
+    )
     return dataclasses.replace(
         suite,
-        tasks=tasks,
-        prompt_folders=(PROMPTS,),
-        read_rows=load_examples,
+        tasks={name: paper_task if name == TASK else task for name, task in suite.tasks.items()},
+        prompt_folders=(PROMPTS, *suite.prompt_folders),
+        read_rows=partial(load_examples, others=suite.read_rows),
         official_answer=question_answer,
-        scores_title=f"{suite.title}, the paper's protocol (all questions of a step in one prompt)",
+        scores_title=f"{suite.title}, read_along by the paper's protocol (all questions of a step in one prompt)",
         prompt_mode=MODE,
         prompt_modes={},
     )
 
 
-def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
-    """One example per question, each with its step's prompt as input; books in order, steps in reading order."""
+def load_examples(
+    task: str, split: str, source: DataSource, templates: Mapping[str, Template], others: RowReader
+) -> list[Example]:
+    """`read_along`: one example per question, each with its step's prompt as input, books in order, steps in
+    reading order; other tasks: the suite's own rows (`others`)."""
+    if task != TASK:
+        return others(task, split, source, templates)
     template = templates[task]
     return [
         example
@@ -99,8 +107,11 @@ def step_examples(task: str, book: Book, questions: list[Question], template: Te
 
 
 def question_answer(example: Example, answer: str) -> str:
-    """This question's part of its step's answer: the text after the tag split on commas, the question's piece;
-    `NO_ANSWER` when the tag is missing or the pieces are not one per question."""
+    """A `read_along` question's part of its step's answer: the text after the tag split on commas, the question's
+    piece; `NO_ANSWER` when the tag is missing or the pieces are not one per question. Other tasks' answers are
+    kept as they are."""
+    if example.task != TASK:
+        return answer
     _, tag, answers = answer.partition(ANSWER_TAG)
     pieces = answers.split(",")
     if not tag or len(pieces) != int(example.facts["step_questions"]):
