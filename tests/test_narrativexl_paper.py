@@ -74,14 +74,11 @@ def test_every_question_of_a_step_shares_its_prompt_and_keeps_its_facts(release:
     by_id = {e.id: e for e in paper_examples(release)}
     assert list(by_id) == ["84-0-0", "84-1-0", "84-2-0", "84-2-1", "84-3-0", "84-3-1"]  # the default mode's ids
     assert by_id["84-2-0"].input == by_id["84-2-1"].input != by_id["84-3-0"].input
-    assert by_id["84-2-1"].facts == {
-        "book": "84",
-        "row": 2,
-        "type": "Change",
-        "retention": 2,
-        "position": 1,
-        "step_questions": 2,
+    default = {
+        e.id: e for e in resolve_suite("narrativexl").load_examples("read_along", "v", DataSource.parse(str(release)))
     }
+    assert by_id["84-2-1"].facts == dict(default["84-2-1"].facts) | {"position": 1, "step_questions": 2}
+    assert by_id["84-2-0"].facts["true_scene"] == 2 and by_id["84-2-1"].facts["true_scene"] is None
     assert by_id["84-2-1"].document.endswith(f"{marker('84', 2)} walking home.")
 
 
@@ -128,6 +125,7 @@ def test_a_paper_run_through_the_local_server(
     assert predictions == {"84-0-0": "1", "84-1-0": "1", "84-2-0": "1", "84-2-1": "6", "84-3-0": "NA", "84-3-1": "NA"}
     records = [json.loads(line) for line in (folder / "records" / "read_along.jsonl").read_text().splitlines()]
     assert records[2]["key"] == records[3]["key"] and records[3]["answer"] == "###BEGIN_ANSWER### 1,6"
+    assert records[2]["true_scene_kept"] is True and records[3]["true_scene"] is None  # kept scenes, per question
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["configuration"]["prompt_mode"] == "paper" and manifest["totals"]["requests"] == 4
     assert manifest["totals"]["examples"] == 6

@@ -21,7 +21,7 @@ from itertools import groupby
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.suites.base import RowReader, Suite
 from zeroscrolls.suites.narrativexl.release import Book, Question, read_books
-from zeroscrolls.suites.narrativexl.rows import book_so_far
+from zeroscrolls.suites.narrativexl.rows import book_so_far, question_facts, scene_ends
 from zeroscrolls.templates import Template
 
 MODE = "paper"
@@ -64,16 +64,18 @@ def load_examples(
     if task != TASK:
         return others(task, split, source, templates)
     template = templates[task]
-    return [
-        example
-        for book in read_books(source)
-        for _, step in groupby(book.questions, key=lambda q: q.row)
-        for example in step_examples(task, book, list(step), template)
-    ]
+    found = []
+    for book in read_books(source):
+        ends = scene_ends(book)
+        for _, step in groupby(book.questions, key=lambda q: q.row):
+            found.extend(step_examples(task, book, list(step), template, ends))
+    return found
 
 
-def step_examples(task: str, book: Book, questions: list[Question], template: Template) -> list[Example]:
-    """The examples of one step's questions, sharing the authors' prompt:
+def step_examples(
+    task: str, book: Book, questions: list[Question], template: Template, ends: tuple[int, ...]
+) -> list[Example]:
+    """The examples of one step's questions (`ends`: the book's `scene_ends`), sharing the authors' prompt:
     "{instruction} {context_header}\\n{book} \\n{query_header} {questions}\\n{response_header}", each question as
     "\\nQuestion {i}: {question}\\n" with the question as the release holds it (ending in a newline)."""
     document = book_so_far(book, questions[0].row)
@@ -93,14 +95,7 @@ def step_examples(task: str, book: Book, questions: list[Question], template: Te
             document_end,
             query_start,
             len(text) - len(template.response_header) - 1,
-            facts={
-                "book": book.id,
-                "row": q.row,
-                "type": q.type,
-                "retention": q.retention,
-                "position": k,
-                "step_questions": len(questions),
-            },
+            facts=question_facts(book, q, ends) | {"position": k, "step_questions": len(questions)},
         )
         for k, q in enumerate(questions)
     ]

@@ -77,7 +77,15 @@ def available_tasks(source: DataSource, split: str) -> list[str]:
 
 def question_example(task: str, book: Book, question: Question, template: Template, ends: tuple[int, ...]) -> Example:
     """The example of one question (its context the book so far); `ends` are the book's `scene_ends`."""
-    facts = {
+    document = book_so_far(book, question.row)
+    facts = question_facts(book, question, ends)
+    return laid_out(task, question.id, document, question.text, question.answer, template, facts)
+
+
+def question_facts(book: Book, question: Question, ends: tuple[int, ...]) -> dict[str, Any]:
+    """What the data knows about a question: book, row, type, retention, its true scene (None when option 6 is
+    right) and the book's `scene_ends`."""
+    return {
         "book": book.id,
         "row": question.row,
         "type": question.type,
@@ -85,8 +93,6 @@ def question_example(task: str, book: Book, question: Question, template: Templa
         "true_scene": None if question.answer == str(NUM_OPTIONS) else question.row - question.retention,
         "scene_ends": ends,
     }
-    document = book_so_far(book, question.row)
-    return laid_out(task, question.id, document, question.text, question.answer, template, facts)
 
 
 def laid_out(
