@@ -238,3 +238,29 @@ def test_only_read_along_questions_are_broken_down() -> None:
         "retention_kept",
         "retention_cut",
     ]
+
+
+def test_the_always_6_baseline_scores_exactly_the_share_of_none_of_the_above(tmp_path: Path) -> None:
+    """`naive-always-6` is right on exactly the "None of the above." questions: in a 12-scene recall book, one per
+    row from row 1, retention = row; every recall question (options 1-5) is wrong."""
+    folder = tmp_path / "runs" / "always-6"
+    release = make_recall_release(tmp_path / "r", {"5": 12})
+    run(["--suite", "narrativexl", "--data", str(release), "--model", "naive-always-6"], folder)
+    scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
+    assert scored.exit_code == 0, scored.output
+    entry = json.loads(scored.stdout)["read_along"]
+    # recall questions: 12 at distance 0, 11 at 1, 8 at 4, 4 at 8; "None of the above.": rows 1-11
+    assert entry["score"] == round(100 * 11 / 46, 4)
+    accuracy = {bucket: (g["accuracy"], g["n"]) for bucket, g in entry["retention"].items()}
+    assert accuracy == {
+        "0": (0.0, 12),
+        "1-2": (round(100 * 2 / 13, 4), 13),
+        "3-5": (round(100 * 3 / 11, 4), 11),
+        "6-10": (round(100 * 5 / 9, 4), 9),
+        "11-20": (100.0, 1),
+        "21-50": (None, 0),
+        "51+": (None, 0),
+    }
+    by_type = {kind: (g["accuracy"], g["n"]) for kind, g in entry["by_type"].items()}
+    assert by_type == {"Lookahead": (0.0, 16), "Change": (50.0, 22), "Otherbook": (0.0, 8)}
+    assert entry["by_context"]["1-10"]["n"] == 10 + 9 + 6 + 2 + 9 and entry["by_context"]["11-25"]["n"] == 10
