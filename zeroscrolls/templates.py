@@ -39,7 +39,8 @@ class PromptStyle(str, Enum):
 class Template(BaseModel):
     """One task's prompt pieces; unknown or missing keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: pydantic builds the validator on the first template read, not when a command that reads none starts
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     instruction: str
     context_header: str
