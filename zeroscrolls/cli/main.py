@@ -20,7 +20,7 @@ from typer.core import TyperGroup
 from zeroscrolls.errors import UsageError
 
 if TYPE_CHECKING:
-    from typer._click import Command, HelpFormatter
+    from typer._click import Command, Context, HelpFormatter
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "suites": ("info", "List the installed benchmark suites."),
@@ -103,10 +103,10 @@ class LazyCommands(TyperGroup):
         super().__init__(**kwargs)
         self.commands = CommandTable()
 
-    def list_commands(self, ctx: typer.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         return list(self.commands)
 
-    def format_commands(self, ctx: typer.Context, formatter: HelpFormatter) -> None:
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         with formatter.section("Commands"):
             formatter.write_dl([(name, summary) for name, (_, summary) in COMMANDS.items()])
 
