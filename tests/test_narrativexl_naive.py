@@ -54,3 +54,17 @@ def test_naive_answers_a_seeded_random_option(release: Path, tmp_path: Path) -> 
     assert other_seed != first
     assert set(first.values()) <= {"1", "2", "3", "4", "5", "6"} and len(set(first.values())) >= 4
     assert 0 <= _accuracy(tmp_path / "runs" / "a") <= 100
+
+
+def test_naive_copies_the_distorted_summary_and_scores_the_copy_input_baseline(tmp_path: Path) -> None:
+    release = make_release(tmp_path / "release", summaries=True)
+    out = tmp_path / "runs"
+    _run(release, out, "naive", "all")
+    scores = json.loads((out / "all" / "scores.json").read_text(encoding="utf-8"))["tasks"]
+    source = DataSource.parse(str(release))
+    for task in ("scene_reconstruction", "hierarchical_reconstruction"):
+        predictions = json.loads((out / "all" / "predictions" / f"{task}.json").read_text(encoding="utf-8"))
+        examples = resolve_suite("narrativexl").load_examples(task, "validation", source)
+        assert predictions == {ex.id: ex.query for ex in examples}  # the distorted summary, unchanged
+        assert scores[task]["score"] == scores[task]["copy_input_baseline"]["score"]
+    assert scores["read_along"]["num_scored"] > 0  # the questions keep their random option

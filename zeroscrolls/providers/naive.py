@@ -6,8 +6,8 @@ example id): predictions do not depend on order or concurrency, and the seed is 
 
 A suite whose paper learns its baselines from data (SCROLLS: from the train split, `Suite.naive_baseline`) has
 them applied instead, to each example's query and document as the data holds them; what they learned joins the
-cache key. NarrativeXL's read-along questions get a random option 1-6, or option 6 ("None of the above.") from the
-model `naive-always-6`.
+cache key (NarrativeXL's reconstruction tasks: the distorted summary, copied). NarrativeXL's read-along questions
+get a random option 1-6, or option 6 ("None of the above.") from the model `naive-always-6`.
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ class NaiveProvider(Provider):
             return
         for task, items in examples.items():
             rule = suite.naive_baseline(task, source)
+            if rule is None:
+                continue
             if rule.note is not None:
                 self.notes.append(rule.note)
                 continue

@@ -68,8 +68,8 @@ class NaiveRule(Protocol):
         ...
 
 
-NaiveBaseline = Callable[[str, DataSource], NaiveRule]
-"""(task, data source) -> the task's naive rule learned from the source."""
+NaiveBaseline = Callable[[str, DataSource], NaiveRule | None]
+"""(task, data source) -> the task's naive rule learned from the source; None: the naive provider's own rule."""
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,9 @@ class Suite:
     """The texts a prediction may be, for the suite's tasks of form `AnswerForm.CHOICE` (SCROLLS: QuALITY's options,
     ContractNLI's labels)."""
     naive_baseline: NaiveBaseline | None = None
-    """The naive baselines of the suite's paper where they are learned from data (`run --model naive`); None: the
-    naive provider's own rules (ZeroSCROLLS', spec §7)."""
+    """The naive baselines of the suite's paper where they come from the data (`run --model naive`: SCROLLS' learned
+    from the train split, NarrativeXL's copy of the distorted summary); None: the naive provider's own rules
+    (ZeroSCROLLS', spec §7)."""
     paper: PaperTable | None = None
     """The published rows `compare --paper` shows beside runs, for context (None: the suite has none)."""
     prompt_mode: str = DEFAULT_PROMPT_MODE

@@ -5,6 +5,7 @@ from __future__ import annotations
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.narrativexl.analysis import group_examples
 from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
+from zeroscrolls.suites.narrativexl.naive import naive_baseline
 from zeroscrolls.suites.narrativexl.paper import MODE, paper_mode
 from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes
@@ -23,4 +24,5 @@ SUITE = Suite(
     record_fields=kept_scenes,
     group_examples=group_examples,
     prompt_modes={MODE: paper_mode},
+    naive_baseline=naive_baseline,
 )
