@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import openai
@@ -89,7 +90,7 @@ def timed_generation(plan: Plan) -> float:
     async def generate() -> list[Generation]:
         done: list[Generation] = []
         try:
-            await generate_all(plan.provider, list(plan.requests().items()), CostCap(None, {}), record(done))
+            await generate_all(plan.provider, one_chunk(list(plan.requests().items())), CostCap(None), record(done))
         finally:
             await plan.provider.aclose()
         return done
@@ -98,6 +99,10 @@ def timed_generation(plan: Plan) -> float:
     done = asyncio.run(generate())
     assert len(done) == len(plan.requests()) and all(g.ok for g in done)
     return time.perf_counter() - start
+
+
+async def one_chunk(pairs: list[tuple[str, Request]]) -> AsyncIterator[list[tuple[str, Request]]]:
+    yield pairs
 
 
 def record(done: list[Generation]) -> OnGeneration:

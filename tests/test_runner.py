@@ -162,7 +162,7 @@ def test_priced_provider_reports_its_cost(tmp_path: Path) -> None:
     provider = PricedProvider()
     profile = provider.profile("m", None)
     expected = sum(
-        provider.cost(profile, r.planned.request.prompt_tokens, len(r.prediction.split()))
+        provider.cost(profile, r.planned.truncation.prompt_tokens, len(r.prediction.split()))
         for r in result.results["quality"]
     )
     assert result.totals.cost_usd == pytest.approx(expected)

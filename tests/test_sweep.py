@@ -187,8 +187,8 @@ def test_one_truncator_per_tokenizer_tokenizes_each_document_once(tmp_path: Path
     for budget in (2048, 4096, 8192):
         before = tokenizer.encoded_chars
         plan = plan_run(config.point("naive", budget), truncator)
+        planned = [p for items in plan.examples.values() for p in items]  # planned as the plan is taken
         encoded = tokenizer.encoded_chars - before
-        planned = [p for items in plan.examples.values() for p in items]
         cut_prompts = sum(len(p.request.prompt) for p in planned if p.truncation.truncated)
         if budget == 2048:
             assert encoded >= sum(len(p.example.input) for p in planned)  # every prompt tokenized once

@@ -58,6 +58,18 @@ class Example:
         block = self.input[self.query_start : self.query_end]
         return block.split("\n", 1)[1] if "\n" in block else ""
 
+    def without_document(self) -> Example:
+        """This example with an empty document: what scoring needs (instruction, query, references) once its
+        prompt has been sent, without holding the document for the rest of the run."""
+        cut = self.document_end - self.document_start
+        return dataclasses.replace(
+            self,
+            input=self.input[: self.document_start] + self.input[self.document_end :],
+            document_end=self.document_start,
+            query_start=self.query_start - cut,
+            query_end=self.query_end - cut,
+        )
+
 
 @dataclass(frozen=True)
 class DataSource:

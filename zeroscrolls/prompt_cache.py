@@ -12,10 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.base import Provider, Request
-from zeroscrolls.runtypes import Plan
 
 OPENING_CHARS = 512
 """Prompts are compared with the latest earlier prompt that opens with the same characters (the instruction and the
@@ -48,14 +46,6 @@ class CacheSaving:
         low, high = self.cost_without
         cached_low, cached_high = self.cost_with
         return line + f"; ${low:.4f}-{high:.4f} without caching, ${cached_low:.4f}-{cached_high:.4f} with it"
-
-
-def run_saving(plan: Plan, cache: GenerationCache | None) -> CacheSaving | None:
-    """The expected saving on what `plan` would send (requests the generation cache lacks); None when the provider
-    caches no prompts of this model."""
-    requests = plan.requests()
-    found = set(cache.get_many(requests)) if cache is not None else set()
-    return expected_saving(plan.provider, plan.profile, [r for key, r in requests.items() if key not in found])
 
 
 def expected_saving(provider: Provider, profile: ModelProfile, requests: Sequence[Request]) -> CacheSaving | None:

@@ -13,7 +13,7 @@ import json
 import platform
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
@@ -25,7 +25,7 @@ import jsonlines
 from zeroscrolls import report
 from zeroscrolls.atomic import write_atomic
 from zeroscrolls.errors import UsageError
-from zeroscrolls.runtypes import ExampleResult, Plan, RunResult
+from zeroscrolls.runtypes import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.storage import cannot_write
 from zeroscrolls.suites.base import Suite
 
@@ -139,15 +139,23 @@ def _recorded_configuration(manifest: Path) -> dict[str, Any] | None:
         return None
 
 
-def write_run(plan: Plan, result: RunResult, started: str) -> None:
-    """Write every file of a finished (or stopped) run; tasks not in this run lose their old files."""
+def write_task(folder: RunFolder, task: str, results: Sequence[ExampleResult]) -> None:
+    """predictions/<task>.json and records/<task>.jsonl of one task, in dataset order."""
+    write_json(
+        folder.predictions(task), {r.planned.example.id: r.prediction for r in results if r.prediction is not None}
+    )
+    write_jsonl(folder.records(task), (_record(r) for r in results))
+
+
+def write_run(plan: Plan, result: RunResult, started: str, written: Collection[str] = ()) -> None:
+    """Write every file of a finished (or stopped) run but the task files already `written`; tasks not in this run
+    lose their old files."""
     folder = result.folder
     suite = plan.config.suite
     records = {task: [_record(r) | _suite_fields(r, suite) for r in items] for task, items in result.results.items()}
     for task, items in result.results.items():
-        predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
-        write_json(folder.predictions(task), predictions)
-        write_jsonl(folder.records(task), records[task])
+        if task not in written:
+            write_task(folder, task, items)
     for task in plan.config.suite.tasks:  # a previous run of another task selection under this name must not linger
         if task not in result.results:
             folder.predictions(task).unlink(missing_ok=True)
@@ -170,6 +178,13 @@ def write_run(plan: Plan, result: RunResult, started: str) -> None:
     text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, drawn)
     write_text(folder.report, text)
     write_json(folder.manifest, manifest)
+
+
+def write_running(plan: Plan, totals: Totals, started: str) -> None:
+    """The manifest of a run that is writing its tasks as they finish (status "running", no end time), so a run
+    killed meanwhile leaves a folder its rerun recognizes and resumes into."""
+    manifest = _manifest(plan, RunResult(plan.folder, totals, None, {}), started)
+    write_json(plan.folder.manifest, manifest | {"finished_at": None, "status": "running"})
 
 
 def _record(r: ExampleResult) -> dict[str, Any]:
@@ -211,7 +226,7 @@ def _suite_fields(r: ExampleResult, suite: Suite) -> dict[str, Any]:
 
 def _kept_chars(r: ExampleResult) -> dict[str, int]:
     """Characters of the document the model saw, so `view` can show the prompt as sent from the document alone."""
-    return {"kept_chars": len(r.planned.request.document)} if r.planned.request is not None else {}
+    return {"kept_chars": r.planned.kept_chars} if r.planned.kept_chars is not None else {}
 
 
 def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
@@ -263,15 +278,15 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "data": {
             "source": source.describe(config.suite.hub_repo),
             "split": config.split,
-            "revision": {task: config.suite.revision_of(source, task) for task in plan.examples}
+            "revision": {task: config.suite.revision_of(source, task) for task in plan.counts}
             if source.kind == "hub"
             else None,
         },
         "protocol_notes": plan.provider.protocol_notes(profile),
-        "tasks": list(plan.examples),
+        "tasks": list(plan.counts),
         "skipped_tasks": list(plan.skipped_tasks),
         "limit": config.limit,
-        "templates": {task: plan.templates[task].digest() for task in plan.examples},
+        "templates": {task: plan.templates[task].digest() for task in plan.counts},
         "seed": config.seed,
         "concurrency": config.concurrency or plan.provider.default_concurrency,
         "max_cost_usd": config.max_cost,

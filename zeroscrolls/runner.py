@@ -1,18 +1,23 @@
-"""One benchmark run: plan -> (dry run: estimate and stop) -> cache lookup -> generation -> predictions -> scores.
+"""One benchmark run as a stream: plan -> (dry run: estimate and stop) -> cache lookup -> generation -> results.
 
-`plan_run` builds every request (prompt styled, truncated, keyed) without calling anything; `estimate` prices the
-plan for `--dry-run`; `execute` reads the cache, generates the misses concurrently, writing each generation to the
-cache the moment it arrives, then writes the run folder. A killed run loses only what was in flight, and rerunning
-the same command calls the provider only for what the cache lacks.
+`plan_run` resolves the model and counts the examples; its `Plan` plans each request (prompt styled, truncated,
+keyed) only as the run takes it. `estimate` prices the plan for `--dry-run`; `execute` plans ahead of the senders
+in a worker thread, looks each chunk up in the cache and hands what it lacks to the scheduler, so the first request
+leaves within seconds and tokenization overlaps the network. Each generation is written to the cache the moment it
+arrives, each task is written and scored as its last answer arrives (collecting.py), and the report and manifest
+follow at the end. A killed run loses only what was in flight, and rerunning the same command calls the provider
+only for what the cache lacks.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from functools import partial
+from itertools import islice
 
 from rich import box
 from rich.console import Console
@@ -20,7 +25,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from zeroscrolls import runfolder
-from zeroscrolls.cache import GenerationCache
+from zeroscrolls.cache import LOOKUP_CHUNK, GenerationCache
+from zeroscrolls.collecting import NOT_SENT, Results, cannot_write_run, postprocess
 from zeroscrolls.data import Example
 from zeroscrolls.errors import ExampleError, StorageError, UsageError
 from zeroscrolls.models import ModelProfile
@@ -38,19 +44,36 @@ from zeroscrolls.runtypes import (
     check_folder_name,
 )
 from zeroscrolls.scheduler import CostCap, generate_all, generate_claimed
-from zeroscrolls.scoring import BenchmarkResult, score_benchmark
-from zeroscrolls.storage import cannot_write
-from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.task import Task
 from zeroscrolls.templates import Template
 from zeroscrolls.tokenizers import AnthropicTokenCounter
 from zeroscrolls.truncation import Truncator
 
-NOT_SENT = "not sent: the run stopped before this request"
+__all__ = [
+    "NOT_SENT",
+    "ExampleResult",
+    "Plan",
+    "PlannedExample",
+    "RunConfig",
+    "RunResult",
+    "Totals",
+    "estimate",
+    "estimate_table",
+    "execute",
+    "keep_counts",
+    "plan_run",
+    "postprocess",
+]
 RUN_ENCODINGS = 64
 """Encodings a single run's truncator remembers: it reuses one only within an example (and a task's shared head),
 so keeping more would hold every document's token ids for the whole run. Sweeps size theirs to share across
 budgets."""
+PLAN_CHUNK = 8
+"""Examples planned per step of the planning thread: small, so the first request leaves after a few examples."""
+LOOKAHEAD_PER_SENDER = 4
+"""Planned examples kept ready per request in flight, so senders never wait for the tokenizer."""
+MAX_LOOKAHEAD = 512
+"""At most this many planned examples wait (a provider with unbounded concurrency, such as the naive baselines)."""
 
 
 def plan_run(
@@ -60,8 +83,8 @@ def plan_run(
     *,
     to_send: bool = False,
 ) -> Plan:
-    """Resolve the model, load the examples and build every request; generates nothing (count-only tokenizers
-    call their count endpoint, keeping the counts in `cache`).
+    """Resolve the model and count each task's examples; the plan builds each request only as its stream is taken
+    (count-only tokenizers call their count endpoint then, keeping the counts in `cache`).
 
     `truncator` lets callers that run several budgets with one tokenizer (sweeps) share its encodings. With
     `to_send` (not a dry run), a provider that cannot send (no API key) fails here, before any data is loaded.
@@ -85,12 +108,27 @@ def plan_run(
     tasks, skipped = _select_tasks(config)
     truncator = truncator or Truncator(provider.tokenizer(profile), cache_size=RUN_ENCODINGS)
     keep_counts(truncator, cache)
-    loaded = {task: suite.load_examples(task, config.split, config.data, layouts)[: config.limit] for task in tasks}
-    provider.use_examples(suite, config.data, loaded)
-    triples = [(ex, templates[task], suite.get_task(task)) for task in tasks for ex in loaded[task]]
-    planned = iter(_plan_all(triples, profile, provider, truncator, suite.name))
-    examples = {task: [next(planned) for _ in loaded[task]] for task in tasks}
-    return Plan(config, provider, profile, templates, examples, tuple(skipped))
+
+    def load(task: str) -> list[Example]:
+        return suite.load_examples(task, config.split, config.data, layouts)[: config.limit]
+
+    def source() -> Iterator[PlannedExample]:
+        for task in tasks:
+            examples = deque(load(task))  # each let go of as it is planned
+            provider.use_examples(suite, config.data, {task: examples})  # a learned baseline reads them
+            planning = partial(
+                _plan_example,
+                template=templates[task],
+                task=suite.get_task(task),
+                profile=profile,
+                provider=provider,
+                truncator=truncator,
+                suite=suite.name,
+            )
+            yield from _plan_task(examples, planning, truncator)
+
+    counts = {task: len(load(task)) for task in tasks}  # reads the rows, tokenizes nothing
+    return Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
 
 
 def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
@@ -100,20 +138,20 @@ def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
         tokenizer.store = cache.token_counts()
 
 
-def _plan_all(
-    triples: Sequence[tuple[Example, Template, Task]],
-    profile: ModelProfile,
-    provider: Provider,
-    truncator: Truncator,
-    suite: str,
-) -> list[PlannedExample]:
-    """Plan every (example, template, task) in order; a count-only tokenizer (each count a request) counts several
-    at once."""
+def _plan_task(
+    examples: deque[Example], plan_one: Callable[[Example], PlannedExample], truncator: Truncator
+) -> Iterator[PlannedExample]:
+    """Plan one task's examples in order, letting go of each example as it is planned; a count-only tokenizer
+    (each count a request) counts several at once."""
     tokenizer = truncator.tokenizer
     if not isinstance(tokenizer, AnthropicTokenCounter):
-        return [_plan_example(*triple, profile, provider, truncator, suite) for triple in triples]
+        while examples:
+            yield plan_one(examples.popleft())
+        return
     with ThreadPoolExecutor(tokenizer.concurrency, thread_name_prefix="count-tokens") as pool:
-        return list(pool.map(lambda triple: _plan_example(*triple, profile, provider, truncator, suite), triples))
+        while examples:
+            batch = [examples.popleft() for _ in range(min(len(examples), 4 * tokenizer.concurrency))]
+            yield from pool.map(plan_one, batch)
 
 
 def _check_config(config: RunConfig) -> None:
@@ -144,6 +182,7 @@ def _select_tasks(config: RunConfig) -> tuple[list[str], list[str]]:
 
 def _plan_example(
     example: Example,
+    *,
     template: Template,
     task: Task,
     profile: ModelProfile,
@@ -156,7 +195,8 @@ def _plan_example(
     except ExampleError as exc:
         return PlannedExample(example, error=str(exc))
     request = make_request(example, fitted, profile, provider, task, suite)
-    return PlannedExample(example, request, request.key(), fitted.record)
+    start, end = fitted.document_span
+    return PlannedExample(example, request, request.key(), fitted.record, kept_chars=end - start)
 
 
 # --- dry run ---------------------------------------------------------------------------------------------------
@@ -182,30 +222,57 @@ class TaskEstimate:
     """USD if every answer used the whole generation budget."""
 
 
-def estimate(plan: Plan, cache: GenerationCache | None) -> list[TaskEstimate]:
-    """Per task: requests, cache hits, prompt tokens and a cost range; calls no provider."""
-    cached = set(cache.get_many(plan.requests())) if cache is not None else set()
-    estimates = []
-    for task, items in plan.examples.items():
-        sendable = {p.key: p for p in items if p.key is not None}
-        todo = [p.request for key, p in sendable.items() if key not in cached and p.request is not None]
-        tokens = sum(r.prompt_tokens or 0 for r in todo)
-        low = plan.provider.cost(plan.profile, tokens, 0)
-        highs = [plan.upper_cost(r) for r in todo]
-        estimates.append(
-            TaskEstimate(
-                task,
-                len(items),
-                len(items) - sum(1 for p in items if p.key is not None),
-                len(sendable) - len(todo),
-                len(todo),
-                tokens,
-                sum(1 for key, p in sendable.items() if key not in cached and p.truncation and p.truncation.truncated),
-                low,
-                None if any(h is None for h in highs) else sum(h for h in highs if h is not None),
-            )
+def estimate(
+    plan: Plan, cache: GenerationCache | None, on_todo: Callable[[str, Request], None] | None = None
+) -> list[TaskEstimate]:
+    """Per task: requests, cache hits, prompt tokens and a cost range; calls no provider. Consumes the plan's
+    stream, keeping only numbers; `on_todo` sees each request to generate."""
+    figures = {task: _Figures() for task in plan.counts}
+    stream = plan.stream()
+    while chunk := list(islice(stream, LOOKUP_CHUNK)):
+        cached = cache.get_many(p.key for p in chunk if p.key is not None) if cache is not None else {}
+        for p in chunk:
+            f = figures[p.example.task]
+            f.examples += 1
+            if p.key is None or p.request is None:
+                f.unsendable += 1
+            elif p.key not in f.keys:
+                f.keys.add(p.key)
+                if p.key in cached:
+                    f.cached += 1
+                    continue
+                f.tokens += p.request.prompt_tokens or 0
+                f.truncated += bool(p.truncation and p.truncation.truncated)
+                f.highs.append(plan.upper_cost(p.request))
+                if on_todo is not None:
+                    on_todo(p.key, p.request)
+    return [
+        TaskEstimate(
+            task,
+            f.examples,
+            f.unsendable,
+            f.cached,
+            len(f.keys) - f.cached,
+            f.tokens,
+            f.truncated,
+            plan.provider.cost(plan.profile, f.tokens, 0),
+            _sum_known(f.highs),
         )
-    return estimates
+        for task, f in figures.items()
+    ]
+
+
+@dataclass
+class _Figures:
+    """What `estimate` counts of one task."""
+
+    examples: int = 0
+    unsendable: int = 0
+    cached: int = 0
+    tokens: int = 0
+    truncated: int = 0
+    keys: set[str] = field(default_factory=set)
+    highs: list[float | None] = field(default_factory=list)
 
 
 def estimate_table(plan: Plan, estimates: Sequence[TaskEstimate]) -> Table:
@@ -249,196 +316,201 @@ def _sum_known(values: Sequence[float | None]) -> float | None:
 # --- execution -------------------------------------------------------------------------------------------------
 
 
-def postprocess(text: str, request: Request) -> str:
-    """The prediction in a generation: spec §3.3, the text before the closing answer tag (claude-tags), stripped."""
-    if request.stop:
-        text = text.split(request.stop[0], 1)[0]
-    return text.strip()
-
-
 def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunResult:
-    """Generate what the cache lacks, then write predictions, records, scores, report and manifest."""
+    """Stream the plan: look each request up in the cache and generate what it lacks while later examples are
+    still being planned; write each task as its last answer arrives, then scores, report and manifest."""
     runfolder.check_reuse(plan)
     started = runfolder.utc_now()
-    requests = plan.requests()
-    found = cache.get_many(requests) if cache is not None else {}
-    generations: dict[str, Generation] = dict(found)
-    misses = [(key, request) for key, request in requests.items() if key not in found]
-    totals = Totals(
-        examples=sum(len(items) for items in plan.examples.values()),
-        requests=len(requests),
-        cache_hits=len(found),
-        cached_cost_usd=sum(g.cost_usd or 0.0 for g in found.values()),
-    )
-    for g in found.values():
-        totals.input_tokens += _input_tokens(g, requests[g.request_key])
-        totals.output_tokens += g.output_tokens or 0
+    totals = Totals(examples=sum(plan.counts.values()))
+    results = Results(plan)
     stopped, fatal = None, False
-    if misses and cache is not None and plan.config.batch is None:
-        refuse_paying_twice(plan.provider, [key for key, _ in misses], cache.path)
-    if misses:
-        plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
-        runfolder.check_writable(plan.config.output)  # before anything is paid for
-        if cache is not None:
-            cache.check_writable()
-        try:
-            not_run = _generate(plan, misses, cache, generations, totals, console)
-        except (FatalProviderError, StorageError) as exc:  # what arrived is kept: the run folder gets it
-            stopped, fatal = str(exc) or type(exc).__name__, True
-        except KeyboardInterrupt:  # Ctrl-C: the cache holds every answer so far; write them, then stop
-            _finish(plan, generations, totals, started, "interrupted (Ctrl-C) before every request was answered")
-            raise
-        else:
-            if not_run:
-                stopped = (
-                    f"--max-cost {plan.config.max_cost:g} USD reached: {len(not_run)} request(s) not sent; the cache "
-                    "keeps what was paid for, so rerun the same command with a higher --max-cost to continue"
-                )
+    try:
+        sending = _Sending(plan, cache, results, totals, console, started)
+        with sending.progress:
+            held = asyncio.run(sending.run())
+    except (FatalProviderError, StorageError) as exc:  # what arrived is kept: the run folder gets it
+        stopped, fatal = str(exc) or type(exc).__name__, True
+    except KeyboardInterrupt:  # Ctrl-C: the cache holds every answer so far; write them, then stop
+        _finish(plan, results, totals, started, "interrupted (Ctrl-C) before every request was answered")
+        raise
     else:
-        asyncio.run(plan.provider.aclose())
-        console.print(f"all {len(requests)} request(s) found in the cache; no provider call", highlight=False)
-    return _finish(plan, generations, totals, started, stopped, fatal)
+        if held:
+            stopped = (
+                f"--max-cost {plan.config.max_cost:g} USD reached: {len(held)} request(s) not sent; the cache "
+                "keeps what was paid for, so rerun the same command with a higher --max-cost to continue"
+            )
+        elif not sending.misses:
+            console.print(f"all {totals.requests} request(s) found in the cache; no provider call", highlight=False)
+    return _finish(plan, results, totals, started, stopped, fatal)
 
 
 def _finish(
-    plan: Plan,
-    generations: Mapping[str, Generation],
-    totals: Totals,
-    started: str,
-    stopped: str | None,
-    fatal: bool = False,
+    plan: Plan, results: Results, totals: Totals, started: str, stopped: str | None, fatal: bool = False
 ) -> RunResult:
-    """Score what was generated and write the run folder."""
-    results = {
-        task: [_example_result(p, generations, plan.config.suite) for p in items]
-        for task, items in plan.examples.items()
-    }
-    totals.failed = sum(1 for items in results.values() for r in items if r.prediction is None)
-    totals.empty_answers = sum(1 for items in results.values() for r in items if r.prediction == "")
-    scores = _score(results, plan.config.suite)
-    result = RunResult(plan.folder, totals, scores, results, stopped, fatal)
+    """Write the run folder: the tasks not written yet, scores, report, plots, manifest."""
+    by_task = results.close(plan.load)
+    totals.failed = sum(1 for items in by_task.values() for r in items if r.prediction is None)
+    totals.empty_answers = sum(1 for items in by_task.values() for r in items if r.prediction == "")
+    result = RunResult(plan.folder, totals, results.benchmark(), by_task, stopped, fatal)
     try:
-        runfolder.write_run(plan, result, started)
+        runfolder.write_run(plan, result, started, results.written)
     except OSError as exc:
-        raise cannot_write(
-            Path(exc.filename or plan.folder.root),
-            exc.strerror or str(exc),
-            "the cache keeps every generation of this run; free space or pass --output with another folder, then "
-            "rerun the command",
-        ) from None
+        raise cannot_write_run(exc, plan.folder.root) from None
     return result
 
 
-def _generate(
-    plan: Plan,
-    misses: list[tuple[str, Request]],
-    cache: GenerationCache | None,
-    generations: dict[str, Generation],
-    totals: Totals,
-    console: Console,
-) -> list[tuple[str, Request]]:
-    """Generate `misses`, committing each success to the cache as it arrives; returns what the cost cap held back."""
-    provider, profile = plan.provider, plan.profile
-    uppers = {key: plan.upper_cost(request) or 0.0 for key, request in misses}
-    cap = CostCap(plan.config.max_cost, uppers)
-    progress = (
-        Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("hits {task.fields[hits]}  failed {task.fields[failed]}"),
-            TextColumn("{task.fields[tokens]:,} tok  ${task.fields[cost]:.4f}"),
-            TimeRemainingColumn(),
-            console=console,
-        )
-        if console.is_terminal
-        else PlainProgress(console)  # CI, nohup, a pipe: a line now and then instead of a bar nobody sees
-    )
-    bar = progress.add_task(
-        plan.run_name,
-        total=totals.requests,
-        completed=totals.cache_hits,
-        hits=totals.cache_hits,
-        failed=0,
-        tokens=totals.input_tokens + totals.output_tokens,
-        cost=0.0,
-    )
-    failed = 0
+class _Sending:
+    """One run's stream: planning runs ahead in a thread (tokenizers release the GIL) into a bounded queue; each
+    chunk is looked up in the cache, and what it lacks goes to the scheduler, which hands it to the provider."""
 
-    def record(request: Request, generation: Generation) -> Generation:
-        nonlocal failed
+    def __init__(
+        self,
+        plan: Plan,
+        cache: GenerationCache | None,
+        results: Results,
+        totals: Totals,
+        console: Console,
+        started: str,
+    ) -> None:
+        self.plan, self.cache, self.results, self.totals, self.started = plan, cache, results, totals, started
+        self.misses = 0
+        """Requests the cache lacked."""
+        self.failed = 0
+        self.shown = 0
+        """Examples the progress bar counts as done."""
+        self.progress = (
+            Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("hits {task.fields[hits]}  failed {task.fields[failed]}"),
+                TextColumn("{task.fields[tokens]:,} tok  ${task.fields[cost]:.4f}"),
+                TimeRemainingColumn(),
+                console=console,
+            )
+            if console.is_terminal
+            else PlainProgress(console)  # CI, nohup, a pipe: a line now and then instead of a bar nobody sees
+        )
+        self.bar = self.progress.add_task(plan.run_name, total=totals.examples, hits=0, failed=0, tokens=0, cost=0.0)
+
+    async def run(self) -> list[str]:
+        """Send what the cache lacks; returns the keys the cost cap held back."""
+        plan, cache = self.plan, self.cache
+        concurrency = plan.config.concurrency or plan.provider.default_concurrency
+        ahead = max(2, min(LOOKAHEAD_PER_SENDER * concurrency, MAX_LOOKAHEAD) // PLAN_CHUNK)
+        planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
+        planner = asyncio.create_task(self._plan_ahead(planned))
+        cap = CostCap(plan.config.max_cost, plan.upper_cost)
+        try:
+            if cache is None:
+                return await generate_all(plan.provider, self._misses(planned), cap, self._record)
+            return await generate_claimed(plan.provider, self._misses(planned), cap, self._record, cache, self._waiting)
+        finally:
+            planner.cancel()
+            await asyncio.gather(planner, return_exceptions=True)
+            await plan.provider.aclose()
+
+    async def _plan_ahead(self, planned: asyncio.Queue[list[PlannedExample] | Exception]) -> None:
+        """Plan in a worker thread, a few examples at a time, as far ahead as the queue holds; [] at the end."""
+        stream = self.plan.stream()
+        try:
+            while chunk := await asyncio.to_thread(list, islice(stream, PLAN_CHUNK)):
+                await planned.put(chunk)
+            await planned.put([])
+        except Exception as exc:  # bad rows: raised where the run consumes the stream
+            await planned.put(exc)
+
+    async def _misses(
+        self, planned: asyncio.Queue[list[PlannedExample] | Exception]
+    ) -> AsyncIterator[list[tuple[str, Request]]]:
+        """The requests the cache lacks, chunk by chunk as planned; hits and unsendable examples are settled here.
+        Before the first request is handed on, the checks that come before paying anything."""
+        plan, cache, results, totals = self.plan, self.cache, self.results, self.totals
+        while chunk := await planned.get():
+            if isinstance(chunk, Exception):
+                raise chunk
+            new = [p for p in chunk if results.add(p)]
+            totals.requests += len(new)
+            found = cache.get_many(p.key for p in new if p.key is not None) if cache is not None and new else {}
+            todo = []
+            for p in new:
+                assert p.key is not None and p.request is not None  # only sendable examples are new requests
+                if p.key in found:
+                    self._hit(p.request, found[p.key])
+                else:
+                    todo.append((p.key, p.request))
+            self._show()
+            if not todo:
+                continue
+            if cache is not None and plan.config.batch is None:
+                refuse_paying_twice(plan.provider, [key for key, _ in todo], cache.path)
+            if not self.misses:
+                plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
+                runfolder.check_writable(plan.config.output)  # before anything is paid for
+                if cache is not None:
+                    cache.check_writable()
+                try:
+                    runfolder.write_running(plan, totals, self.started)
+                except OSError as exc:
+                    raise cannot_write_run(exc, plan.folder.root) from None
+                results.may_write()
+            self.misses += len(todo)
+            yield todo
+
+    def _hit(self, request: Request, generation: Generation) -> None:
+        """A generation found in the cache (or made meanwhile by another process sharing it)."""
+        totals = self.totals
+        totals.cache_hits += 1
+        totals.cached_cost_usd += generation.cost_usd or 0.0
+        totals.input_tokens += _input_tokens(generation, request)
+        totals.output_tokens += generation.output_tokens or 0
+        self.results.answer(generation.request_key, generation)
+
+    def _record(self, request: Request, generation: Generation) -> Generation:
+        """Each generation as it arrives: committed to the cache (successes), counted, and its examples settled."""
+        provider, profile, totals = self.plan.provider, self.plan.profile, self.totals
+        if generation.cached:  # generated meanwhile by another process sharing the cache
+            self._hit(request, generation)
+            self._show()
+            return generation
         n_in = _input_tokens(generation, request)
         n_out = generation.output_tokens or 0
-        if generation.cached:  # generated meanwhile by another process sharing the cache
-            generations[generation.request_key] = generation
-            totals.cache_hits += 1
-            totals.cached_cost_usd += generation.cost_usd or 0.0
-            totals.input_tokens += n_in
-            totals.output_tokens += n_out
-            progress.update(bar, advance=1, hits=totals.cache_hits, tokens=totals.input_tokens + totals.output_tokens)
-            return generation
         cached_in, written = generation.cached_input_tokens, generation.cache_write_tokens
         if generation.cost_usd is None and generation.ok:
             generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out, cached_in, written))
-        generations[generation.request_key] = generation
+        self.results.answer(generation.request_key, generation)  # kept for the run folder even if the cache fails
         if generation.ok:
-            if cache is not None:
-                cache.put(request, generation)
+            if self.cache is not None:
+                self.cache.put(request, generation)
             totals.generated += 1
             totals.input_tokens += n_in
             totals.output_tokens += n_out
             totals.cached_input_tokens += cached_in
             totals.cache_write_tokens += written
         else:
-            failed += 1
+            self.failed += 1
         totals.cost_usd += generation.cost_usd or 0.0
-        progress.update(
-            bar, advance=1, failed=failed, tokens=totals.input_tokens + totals.output_tokens, cost=totals.cost_usd
-        )
+        self._show()
         return generation
 
-    def waiting(held: dict[str, tuple[str, int]]) -> None:
+    def _show(self) -> None:
+        done = sum(self.results.filled.values())
+        t = self.totals
+        self.progress.update(
+            self.bar,
+            advance=done - self.shown,
+            hits=t.cache_hits,
+            failed=self.failed,
+            tokens=t.input_tokens + t.output_tokens,
+            cost=t.cost_usd,
+        )
+        self.shown = done
+
+    def _waiting(self, held: dict[str, tuple[str, int]]) -> None:
         holders = ", ".join(sorted({f"pid {pid} on {host}" for host, pid in held.values()}))
-        progress.console.print(f"waiting for {len(held)} request(s) another run is generating ({holders})")
-
-    async def main() -> list[tuple[str, Request]]:
-        try:
-            if cache is None:
-                return await generate_all(provider, misses, cap, record)
-            return await generate_claimed(provider, misses, cap, record, cache, waiting)
-        finally:
-            await provider.aclose()
-
-    with progress:
-        return asyncio.run(main())
+        self.progress.console.print(f"waiting for {len(held)} request(s) another run is generating ({holders})")
 
 
 def _input_tokens(generation: Generation, request: Request) -> int:
     """Input tokens as the provider counted them, else as truncation counted the prompt."""
     return generation.input_tokens if generation.input_tokens is not None else request.prompt_tokens or 0
-
-
-def _example_result(planned: PlannedExample, generations: Mapping[str, Generation], suite: Suite) -> ExampleResult:
-    if planned.key is None or planned.request is None:
-        return ExampleResult(planned, None, None, planned.error)
-    generation = generations.get(planned.key)
-    if generation is None:
-        return ExampleResult(planned, None, None, NOT_SENT)
-    if not generation.ok:
-        return ExampleResult(planned, generation, None, generation.error)
-    answer = postprocess(generation.text, planned.request)
-    prediction = answer if suite.official_answer is None else suite.official_answer(planned.example, answer)
-    return ExampleResult(planned, generation, prediction, None, answer if prediction != answer else None)
-
-
-def _score(results: Mapping[str, list[ExampleResult]], suite: Suite) -> BenchmarkResult | None:
-    """Scores of the tasks with references (the test split has none) by the suite's metric; rows without one are
-    left out and reported."""
-    gold = {t: items for t, items in results.items() if any(r.planned.example.outputs for r in items)}
-    if not gold:
-        return None
-    predictions = {
-        t: {r.planned.example.id: r.prediction for r in items if r.prediction is not None} for t, items in gold.items()
-    }
-    examples = {t: [r.planned.example for r in items] for t, items in gold.items()}
-    return score_benchmark(predictions, examples, suite=suite)

@@ -6,9 +6,10 @@ The runner builds and fills them, runfolder.py writes them: both import this mod
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,18 +126,44 @@ class PlannedExample:
     key: str | None = None
     truncation: TruncationRecord | None = None
     error: str | None = None
+    kept_chars: int | None = None
+    """Characters of the document the model sees (None: nothing is sent)."""
+
+    def settled(self) -> PlannedExample:
+        """What is kept once the answer is in: no prompt, no document (records and scores need neither)."""
+        return replace(self, example=self.example.without_document(), request=None)
 
 
 @dataclass(frozen=True)
 class Plan:
+    """What a run will send, planned lazily: `stream()` reads, templates, truncates and keys each example as it is
+    consumed, so a run sends its first requests while later ones are still being tokenized."""
+
     config: RunConfig
     provider: Provider
     profile: ModelProfile
     templates: dict[str, Template]
-    examples: dict[str, list[PlannedExample]]
-    """Task -> planned examples in dataset order, tasks in the official order."""
+    counts: dict[str, int]
+    """Task -> number of examples, tasks in the official order (known before anything is tokenized)."""
+    source: Callable[[], Iterator[PlannedExample]]
+    """Plans every example, task by task in `counts` order, each task's in dataset order."""
+    load: Callable[[str], list[Example]]
+    """A task's examples as the run reads them, unplanned (the ids of what a stopped run never planned)."""
     skipped_tasks: tuple[str, ...] = ()
     """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
+
+    def stream(self) -> Iterator[PlannedExample]:
+        """Every planned example, in order, each planned as it is taken."""
+        return self.source()
+
+    @functools.cached_property
+    def examples(self) -> dict[str, list[PlannedExample]]:
+        """Task -> planned examples in dataset order: the whole plan held at once (dry-run tables, batch
+        submissions, tests); a run streams instead."""
+        planned: dict[str, list[PlannedExample]] = {task: [] for task in self.counts}
+        for p in self.stream():
+            planned[p.example.task].append(p)
+        return planned
 
     @property
     def run_name(self) -> str:
@@ -200,6 +227,7 @@ class RunResult:
     scores: BenchmarkResult | None
     """None when no task has references (test split) or nothing was scored."""
     results: dict[str, list[ExampleResult]]
+    """Task -> results in dataset order; each `planned` is settled (no prompt, no document)."""
     stopped: str | None = None
     """Why the run stopped early: the cost cap, or a fatal provider error."""
     fatal: bool = False

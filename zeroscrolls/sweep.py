@@ -177,9 +177,8 @@ def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepE
     for model in config.models:
         for budget in config.budgets:
             plan = plan_run(config.point(model, budget), shared_truncators[model])
-            tasks = estimate(plan, cache)
-            cached = set(cache.get_many(plan.requests())) if cache is not None else set()
-            todo = {k: r for k, r in plan.requests().items() if k not in cached}
+            todo: dict[str, Request] = {}
+            tasks = estimate(plan, cache, todo.__setitem__)
             shared = todo.keys() & seen
             low, high = _new_cost(plan, {k: r for k, r in todo.items() if k not in seen})
             total_low = None if total_low is None or low is None else total_low + low
@@ -190,7 +189,7 @@ def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepE
                     model,
                     budget,
                     sum(t.examples for t in tasks),
-                    len(plan.requests()),
+                    sum(t.cached + t.to_generate for t in tasks),
                     sum(t.cached for t in tasks),
                     len(shared),
                     sum(t.to_generate for t in tasks),

@@ -53,6 +53,7 @@ from zeroscrolls.errors import StorageError
 from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
 if TYPE_CHECKING:
+    from zeroscrolls.providers.base import Request
     from zeroscrolls.runner import RunResult
     from zeroscrolls.runtypes import Totals
 
@@ -115,7 +116,7 @@ def run(
     """
     from zeroscrolls.cache import open_cache  # the run's machinery: imported by the command that needs it
     from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
-    from zeroscrolls.prompt_cache import run_saving
+    from zeroscrolls.prompt_cache import expected_saving
     from zeroscrolls.runner import RunConfig, estimate, estimate_table, execute, plan_run
     from zeroscrolls.suites.base import resolve_suite
 
@@ -148,12 +149,13 @@ def run(
         if plan.skipped_tasks:
             err.print(
                 f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running "
-                f"the {len(plan.examples)} other task(s)"
+                f"the {len(plan.counts)} other task(s)"
             )
         if dry_run:
-            estimates = estimate(plan, generation_cache)
+            todo: dict[str, Request] = {}  # what would be sent, in order, for the prompt-cache saving
+            estimates = estimate(plan, generation_cache, todo.__setitem__)
             Console().print(estimate_table(plan, estimates))
-            saving = run_saving(plan, generation_cache)
+            saving = expected_saving(plan.provider, plan.profile, list(todo.values()))
             if saving is not None and (saving.read_tokens or saving.written_tokens):
                 err.print(saving.line(), soft_wrap=True)
             if config.batch is not None:

@@ -15,7 +15,7 @@ import os
 import time
 import urllib.parse
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 from zeroscrolls.connection import connect_failure
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
-from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.base import FatalProviderError, Generation, Request, StreamingProvider
 from zeroscrolls.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, Action, RetryPolicy, Verdict
 from zeroscrolls.ratelimit import RateLimiter, ServerLimits
 from zeroscrolls.truncation import CHAT_OVERHEAD
@@ -112,7 +112,7 @@ def normalized_endpoint(url: str) -> str:
     return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-class APIProvider(Provider):
+class APIProvider(StreamingProvider):
     """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm,
     tpm, concurrency."""
 
@@ -292,36 +292,47 @@ class APIProvider(Provider):
                 self._client.base_url if self._client is not None else self.identity()["endpoint"],
             )
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
-        """Send `requests` with up to `concurrency` in flight, yielding each `Generation` as it finishes.
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+        """Send each request as it is taken from `requests`, with up to `concurrency` in flight, yielding each
+        `Generation` as it finishes.
 
         A missing key or refused credentials raise `FatalProviderError`; after that nothing more is sent.
         """
-        if not requests:
+        first = await anext(requests, None)
+        if first is None:
             return
         api_key = self._api_key()  # before any request: a missing key stops the run with nothing sent
         if self._client is None:
             self._client = self._make_client(api_key)
-        limiter = self._limiter_for(requests[0].model)
-        pending: Iterator[Request] = iter(requests)
-        done: asyncio.Queue[Generation | Exception] = asyncio.Queue()
+        limiter = self._limiter_for(first.model)
+        taking = asyncio.Lock()  # one sender at a time takes the next request, in order
+        done: asyncio.Queue[Generation | Exception | None] = asyncio.Queue()
+
+        async def take() -> Request | None:
+            nonlocal first
+            async with taking:
+                request, first = first, None
+                return request if request is not None else await anext(requests, None)
 
         async def worker() -> None:
             try:
-                for request in pending:
-                    if self._stopped is not None:
-                        return
+                while self._stopped is None and (request := await take()) is not None:
                     await done.put(await self._generate_one(request, limiter))
             except Exception as exc:  # handed to the consumer, which raises it
                 await done.put(exc)
+            await done.put(None)
 
-        workers = [asyncio.create_task(worker()) for _ in range(min(self.concurrency, len(requests)))]
+        workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
         try:
-            for _ in range(len(requests)):
+            running = len(workers)
+            while running:
                 item = await done.get()
-                if isinstance(item, Exception):
+                if item is None:
+                    running -= 1
+                elif isinstance(item, Exception):
                     raise item
-                yield item
+                else:
+                    yield item
         finally:
             for task in workers:
                 task.cancel()

@@ -11,6 +11,7 @@ import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -270,6 +271,28 @@ class Provider(ABC):
     async def aclose(self) -> None:
         """Release clients, models or engines at the end of a run."""
         return None
+
+
+class StreamingProvider(Provider):
+    """A provider that sends each request as it is handed one (API calls, the naive baselines): a run gives it a
+    stream, so the first requests leave while later ones are still being planned. Providers that need every
+    request at once (a local engine sorting by length, a batch) stay plain `Provider`s and get the whole list."""
+
+    @abstractmethod
+    def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+        """Generate each request as it is taken from `requests`, yielding each `Generation` as it is done (any
+        order); takes the next request only when it can send it."""
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        async with aclosing(self.generate_stream(each(requests))) as generations:
+            async for generation in generations:
+                yield generation
+
+
+async def each(requests: Sequence[Request]) -> AsyncIterator[Request]:
+    """`requests` as a stream."""
+    for request in requests:
+        yield request
 
 
 def check_options(provider: type[Provider], options: Mapping[str, Any]) -> None:

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.models import ModelProfile
-from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.providers.base import Generation, Request, StreamingProvider
 from zeroscrolls.templates import summaries_in
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ def baseline(task: str, document: str, prompt: str, rng: random.Random) -> str:
     raise ValueError(f"no naive baseline for task {task!r}")
 
 
-class NaiveProvider(Provider):
+class NaiveProvider(StreamingProvider):
     """Answers every request with its task's naive baseline; free and instant."""
 
     name = "naive"
@@ -144,8 +144,8 @@ class NaiveProvider(Provider):
         rng = random.Random(f"{seed}:{request.task}:{request.example_id}")  # str seeds hash stably (sha512)
         return baseline(request.task, request.document, prompt or "", rng)
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
-        for request in requests:
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+        async for request in requests:
             start = time.perf_counter()
             try:
                 text = self.answer(request)

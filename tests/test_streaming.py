@@ -1,0 +1,82 @@
+"""A run is a stream: requests leave while later examples are still being planned, and what a finished run holds
+per example is its prediction and record fields, not its prompt or document."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tests.api_server import ApiServer
+from zeroscrolls.cache import GenerationCache
+from zeroscrolls.data import DataSource
+from zeroscrolls.runner import RunConfig, execute, plan_run
+from zeroscrolls.tokenizers import WhitespaceTokenizer
+from zeroscrolls.truncation import Truncator
+
+
+class TimedTokenizer(WhitespaceTokenizer):
+    """The whitespace tokenizer, noting when it encodes (time.monotonic, as the server notes arrivals)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.times: list[float] = []
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        self.times.append(time.monotonic())
+        return super().encode(text, add_special_tokens)
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiServer]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-streaming-test")
+    with ApiServer(latency=0.05).running() as running:
+        yield running
+
+
+def config(server: ApiServer, data: Path, out: Path, **options: object) -> RunConfig:
+    return RunConfig(
+        model="gpt-4",
+        data=DataSource.parse(str(data)),
+        output=out,
+        concurrency=2,
+        provider_options={"base_url": server.openai_base_url},
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def test_planning_is_lazy_and_the_first_request_leaves_before_the_last_example_is_planned(
+    server: ApiServer, synthetic_data: Path, tmp_path: Path
+) -> None:
+    tokenizer = TimedTokenizer()
+    plan = plan_run(config(server, synthetic_data, tmp_path), Truncator(tokenizer, cache_size=64))
+    assert tokenizer.times == [] and sum(plan.counts.values()) == 23  # counted, nothing tokenized yet
+    result = execute(plan, None, Console(quiet=True))
+    assert result.exit_code == 0
+    arrivals = [c.at for c in server.received]
+    assert len(arrivals) == 22
+    assert arrivals[0] < max(tokenizer.times)  # sent while later examples were still being planned
+    planned_after_first = sum(1 for t in tokenizer.times if t > arrivals[0])
+    assert planned_after_first > len(tokenizer.times) / 2
+
+
+def test_a_finished_run_keeps_no_prompt_or_document_and_writes_what_an_unstreamed_plan_would(
+    server: ApiServer, synthetic_data: Path, tmp_path: Path
+) -> None:
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        plan = plan_run(config(server, synthetic_data, tmp_path / "results"))
+        whole = plan.examples  # the same plan held at once, as a dry run or a batch sees it
+        result = execute(plan_run(config(server, synthetic_data, tmp_path / "results")), cache, Console(quiet=True))
+    assert result.exit_code == 0
+    for task, items in result.results.items():
+        assert [r.planned.example.id for r in items] == [p.example.id for p in whole[task]]  # dataset order
+        for r, planned in zip(items, whole[task], strict=True):
+            assert r.planned.request is None and r.planned.example.document == ""
+            assert r.planned.example.outputs == planned.example.outputs
+            assert r.planned.kept_chars == len(planned.request.document)
+        records = [json.loads(line) for line in result.folder.records(task).read_text().splitlines()]
+        assert [r["key"] for r in records] == [p.key for p in whole[task]]
