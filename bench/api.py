@@ -14,7 +14,7 @@
 Prompts are real validation rows (9 per task, 63 requests) for gpt-4 at 8192 tokens, truncated officially.
 
     python bench/api.py               (from the repository root; reads tests/data/zeroscrolls)
-    python bench/api.py --streaming   (only (d))
+    python bench/api.py --streaming   (only (d); --copies 10 for one size, default 10,100)
 """
 
 from __future__ import annotations
@@ -155,11 +155,11 @@ def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, floa
     return len(arrivals), wall, arrivals[0] - start, arrivals[-1] - arrivals[0], usage.ru_maxrss / 1024, cpu
 
 
-def streaming(work: Path) -> None:
+def streaming(work: Path, copies_list: tuple[int, ...] = (10, 100)) -> None:
     print("(d) streaming run (`zeroscrolls run` in its own process, concurrency 32, no cache)")
     peaks = []
     with ApiServer(latency=LATENCY_S).running() as server:
-        for copies in (10, 100):
+        for copies in copies_list:
             sent, wall, first, span, peak, cpu = streaming_run(work, server, copies)
             server.received.clear()
             peaks.append(peak)
@@ -168,7 +168,8 @@ def streaming(work: Path) -> None:
                 f"requests {span:.2f} s, wall minus requests {wall - span:.2f} s, peak RSS {peak:.0f} MB, "
                 f"CPU {cpu:.1f} s"
             )
-    print(f"  peak RSS grows {peaks[1] / peaks[0]:.2f}x from 10 to 100 copies")
+    if len(peaks) == 2:
+        print(f"  peak RSS grows {peaks[1] / peaks[0]:.2f}x from {copies_list[0]} to {copies_list[1]} copies")
 
 
 def main() -> None:
@@ -176,7 +177,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         if "--streaming" in sys.argv:
-            streaming(work)
+            copies = sys.argv[sys.argv.index("--copies") + 1] if "--copies" in sys.argv else "10,100"
+            streaming(work, tuple(int(n) for n in copies.split(",")))
             return
         data = work / "data"
         write_rows(official_rows(REAL_DATA), data)

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import shutil
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -78,6 +78,9 @@ class DataSource:
     kind: str
     path: Path | None = None
     revision: str | None = None
+    _fetched: dict[tuple[str, ...], Path] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """Hub files this source has resolved: a run reads a task twice (counting, then planning) from one download,
+    with one request to the Hub."""
 
     @classmethod
     def parse(cls, spec: str, revision: str | None = None) -> DataSource:
@@ -108,12 +111,18 @@ class DataSource:
         if self.kind == "sample":
             root = Path(str(resources.files("zeroscrolls") / "data" / "sample"))
         elif self.kind == "hub":
-            root = fetch_hub_task(task, self.revision)
+            root = self.fetched((task,), lambda: fetch_hub_task(task, self.revision))
         else:
             assert self.path is not None
             root = self.path
         path = root / task / f"{split}.jsonl"
         return path if path.is_file() else None
+
+    def fetched(self, name: tuple[str, ...], fetch: Callable[[], Path]) -> Path:
+        """The local copy of the Hub file `name`, fetched by `fetch` the first time this source is asked for it."""
+        if name not in self._fetched:
+            self._fetched[name] = fetch()
+        return self._fetched[name]
 
     def available_tasks(self, split: str, tasks: Iterable[str] = TASKS) -> list[str]:
         """Which of `tasks` (default: ZeroSCROLLS' ten) this source holds for `split`; the hub is assumed to

@@ -196,7 +196,7 @@ def _plan_example(
         return PlannedExample(example, error=str(exc))
     request = make_request(example, fitted, profile, provider, task, suite)
     start, end = fitted.document_span
-    return PlannedExample(example, request, request.key(), fitted.record, kept_chars=end - start)
+    return PlannedExample(example, request, request.key(), fitted.record, kept_chars=max(end - start, 0))
 
 
 # --- dry run ---------------------------------------------------------------------------------------------------
