@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from tests.api_server import ApiServer
+from tests.synthetic import synthetic_rows
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.data import DataSource
 from zeroscrolls.runner import RunConfig, execute, plan_run
@@ -38,30 +39,31 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ApiServer]:
         yield running
 
 
-def config(server: ApiServer, data: Path, out: Path, **options: object) -> RunConfig:
+def config(server: ApiServer, data: Path, out: Path, concurrency: int = 2) -> RunConfig:
     return RunConfig(
         model="gpt-4",
         data=DataSource.parse(str(data)),
         output=out,
-        concurrency=2,
+        concurrency=concurrency,
         provider_options={"base_url": server.openai_base_url},
-        **options,  # type: ignore[arg-type]
     )
 
 
-def test_planning_is_lazy_and_the_first_request_leaves_before_the_last_example_is_planned(
-    server: ApiServer, synthetic_data: Path, tmp_path: Path
-) -> None:
+def test_planning_is_lazy_and_runs_a_bounded_way_ahead_of_the_first_request(server: ApiServer, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "musique").mkdir(parents=True)
+    rows = synthetic_rows("musique", 100)
+    (data / "musique" / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     tokenizer = TimedTokenizer()
-    plan = plan_run(config(server, synthetic_data, tmp_path), Truncator(tokenizer, cache_size=64))
-    assert tokenizer.times == [] and sum(plan.counts.values()) == 23  # counted, nothing tokenized yet
+    plan = plan_run(config(server, data, tmp_path, concurrency=1), Truncator(tokenizer, cache_size=64))
+    assert tokenizer.times == [] and plan.counts == {"musique": 100}  # counted, nothing tokenized yet
     result = execute(plan, None, Console(quiet=True))
     assert result.exit_code == 0
     arrivals = [c.at for c in server.received]
-    assert len(arrivals) == 22
-    assert arrivals[0] < max(tokenizer.times)  # sent while later examples were still being planned
-    planned_after_first = sum(1 for t in tokenizer.times if t > arrivals[0])
-    assert planned_after_first > len(tokenizer.times) / 2
+    assert len(arrivals) == 100
+    per_example = len(tokenizer.times) / 100
+    planned_before_first = sum(1 for t in tokenizer.times if t < arrivals[0]) / per_example
+    assert planned_before_first <= 40  # the look-ahead bound at concurrency 1, not the whole task
 
 
 def test_a_finished_run_keeps_no_prompt_or_document_and_writes_what_an_unstreamed_plan_would(
