@@ -142,7 +142,7 @@ class Results:
 
     def _write(self, task: str) -> None:
         try:
-            runfolder.write_task(self.plan.folder, task, [r for r in self.slots[task] if r is not None])
+            runfolder.write_task(self.plan.folder, task, [r for r in self.slots[task] if r is not None], self.suite)
         except OSError as exc:
             raise cannot_write_run(exc, self.plan.folder.root) from None
         self.written.add(task)

@@ -139,12 +139,12 @@ def _recorded_configuration(manifest: Path) -> dict[str, Any] | None:
         return None
 
 
-def write_task(folder: RunFolder, task: str, results: Sequence[ExampleResult]) -> None:
+def write_task(folder: RunFolder, task: str, results: Sequence[ExampleResult], suite: Suite) -> None:
     """predictions/<task>.json and records/<task>.jsonl of one task, in dataset order."""
     write_json(
         folder.predictions(task), {r.planned.example.id: r.prediction for r in results if r.prediction is not None}
     )
-    write_jsonl(folder.records(task), (_record(r) for r in results))
+    write_jsonl(folder.records(task), (_record(r) | _suite_fields(r, suite) for r in results))
 
 
 def write_run(plan: Plan, result: RunResult, started: str, written: Collection[str] = ()) -> None:
@@ -155,7 +155,7 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
     records = {task: [_record(r) | _suite_fields(r, suite) for r in items] for task, items in result.results.items()}
     for task, items in result.results.items():
         if task not in written:
-            write_task(folder, task, items)
+            write_task(folder, task, items, suite)
     for task in plan.config.suite.tasks:  # a previous run of another task selection under this name must not linger
         if task not in result.results:
             folder.predictions(task).unlink(missing_ok=True)
