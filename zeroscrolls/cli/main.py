@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "view": ("view", "Write one self-contained HTML page of a run or sweep."),
     "cache": ("cache", "Inspect and manage the generation cache (the only state that costs money)."),
     "batches": ("batches", "Provider batches of `--batch` runs: list them, cancel one."),
+    "data": ("data", "Fetch benchmark data that does not download by itself (NarrativeXL's release)."),
 }
 """Command name -> (its module under zeroscrolls.cli, its line in `zeroscrolls --help`), in the help's order."""
 

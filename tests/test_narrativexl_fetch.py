@@ -1,0 +1,203 @@
+"""`zeroscrolls data fetch narrativexl`: download from a local server (resume, no Range, cut connections), unpack
+with the password, and one clear line for each thing that can go wrong."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.file_server import FileServer, serve_files
+from tests.narrativexl_release import make_release, marker
+from zeroscrolls.cli.main import app
+from zeroscrolls.data import DataSource
+from zeroscrolls.suites.base import resolve_suite
+from zeroscrolls.suites.narrativexl.fetch import ARCHIVE_NAME, PASSWORD
+
+pytestmark = pytest.mark.skipif(shutil.which("zip") is None, reason="builds its archives with Info-ZIP's zip")
+
+
+def release_zip(tmp_path: Path, password: str = PASSWORD) -> bytes:
+    """The synthetic release wrapped in a top-level folder, as one ZipCrypto archive written by Info-ZIP's zip."""
+    source = tmp_path / "source"
+    make_release(source / "NarrativeXL", {"84": 40, "1342": 30})
+    subprocess.run(["zip", "-q", "-r", "-P", password, "../release.zip", "NarrativeXL"], cwd=source, check=True)
+    return (tmp_path / "release.zip").read_bytes()
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> bytes:
+    return release_zip(tmp_path)
+
+
+def fetch(to: Path, *args: str):
+    return CliRunner().invoke(app, ["data", "fetch", "narrativexl", "--to", str(to), *args])
+
+
+def assert_unpacked(to: Path, stdout: str) -> None:
+    data = to / "NarrativeXL"
+    assert f"--data {data.resolve()}" in stdout
+    examples = resolve_suite("narrativexl").load_examples("read_along", "validation", DataSource.parse(str(data)))
+    assert examples[0].id == "84-0-0" and marker("84", 0) in examples[0].document
+    assert not (to / ARCHIVE_NAME).exists() and not (to / f"{ARCHIVE_NAME}.part").exists()
+    assert not (to / ".unpacking").exists()
+
+
+def test_downloads_unpacks_and_prints_the_data_to_pass(tmp_path: Path, archive: bytes) -> None:
+    with serve_files(FileServer({"/r.zip": archive})) as server:
+        result = fetch(tmp_path / "data", "--url", f"{server.url}/r.zip")
+    assert result.exit_code == 0, result.output
+    assert_unpacked(tmp_path / "data", result.stdout)
+    assert server.ranges_asked == [None]
+    again = fetch(tmp_path / "data", "--url", f"{server.url}/r.zip")  # already there: nothing downloaded
+    assert again.exit_code == 0 and "already holds the unpacked release" in again.stderr
+    assert server.ranges_asked == [None]
+
+
+def test_a_cut_connection_resumes_where_it_broke_off(tmp_path: Path, archive: bytes) -> None:
+    cut = len(archive) // 3
+    with serve_files(FileServer({"/r.zip": archive}, cut_after=cut, cuts=1)) as server:
+        result = fetch(tmp_path / "data", "--url", f"{server.url}/r.zip")
+    assert result.exit_code == 0, result.output
+    assert_unpacked(tmp_path / "data", result.stdout)
+    assert server.ranges_asked == [None, f"bytes={cut}-"]
+    assert server.bytes_sent == len(archive)  # no byte sent twice
+
+
+def test_a_download_that_keeps_breaking_keeps_its_part_and_the_next_command_resumes(
+    tmp_path: Path, archive: bytes
+) -> None:
+    cut = 1000
+    to = tmp_path / "data"
+    with serve_files(FileServer({"/r.zip": archive}, cut_after=cut, cuts=3)) as server:
+        result = fetch(to, "--url", f"{server.url}/r.zip")
+        assert result.exit_code == 2
+        assert f"the {3 * cut:,} bytes received are kept in {to / ARCHIVE_NAME}.part" in result.stderr
+        assert "rerun the same command to resume" in result.stderr and "Traceback" not in result.output
+        assert (to / f"{ARCHIVE_NAME}.part").read_bytes() == archive[: 3 * cut]
+        resumed = fetch(to, "--url", f"{server.url}/r.zip")
+    assert resumed.exit_code == 0, resumed.output
+    assert server.ranges_asked[-1] == f"bytes={3 * cut}-"
+    assert_unpacked(to, resumed.stdout)
+
+
+def test_a_server_without_range_starts_over_cleanly(tmp_path: Path, archive: bytes) -> None:
+    to = tmp_path / "data"
+    to.mkdir()
+    (to / f"{ARCHIVE_NAME}.part").write_bytes(b"x" * 5000)  # bytes from elsewhere: must not stay in front
+    with serve_files(FileServer({"/r.zip": archive}, ranges=False)) as server:
+        result = fetch(to, "--url", f"{server.url}/r.zip", "--keep-archive")
+    assert result.exit_code == 0, result.output
+    assert "does not resume downloads" in result.stderr
+    assert server.ranges_asked == ["bytes=5000-"]
+    assert (to / ARCHIVE_NAME).read_bytes() == archive
+
+
+def test_an_interrupted_download_keeps_its_part(tmp_path: Path, archive: bytes) -> None:
+    """Ctrl-C in the middle of the body: exit 130, the bytes received are in the .part, and a rerun asks for the
+    rest."""
+    to = tmp_path / "data"
+    part = to / f"{ARCHIVE_NAME}.part"
+    with serve_files(FileServer({"/r.zip": archive}, cut_after=2000, cuts=1, hold=threading.Event())) as server:
+        command = [sys.executable, "-m", "zeroscrolls.cli", "data", "fetch", "narrativexl", "--to", str(to)]
+        process = subprocess.Popen(
+            [*command, "--url", f"{server.url}/r.zip"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        deadline = time.monotonic() + 60
+        while not (part.exists() and part.stat().st_size == 2000) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr
+        assert "rerun the same command to resume" in stderr and "Traceback" not in stderr
+        assert part.read_bytes() == archive[:2000]
+        resumed = fetch(to, "--url", f"{server.url}/r.zip")
+    assert resumed.exit_code == 0, resumed.output
+    assert server.ranges_asked[-1] == "bytes=2000-"
+    assert_unpacked(to, resumed.stdout)
+
+
+def test_a_wrong_password_is_one_line_and_keeps_the_archive(tmp_path: Path) -> None:
+    archive = release_zip(tmp_path, password="something else")
+    to = tmp_path / "data"
+    with serve_files(FileServer({"/r.zip": archive})) as server:
+        result = fetch(to, "--url", f"{server.url}/r.zip")
+    assert result.exit_code == 2
+    assert "password" in result.stderr and PASSWORD in result.stderr and "Traceback" not in result.output
+    assert len([line for line in result.stderr.splitlines() if line.startswith("error:")]) == 1
+    assert (to / ARCHIVE_NAME).read_bytes() == archive  # paid for with a download: kept
+    assert not (to / "NarrativeXL").exists() and not (to / ".unpacking").exists()
+    unpacked = fetch(to, "--password", "something else")  # the kept archive, unpacked without downloading again
+    assert unpacked.exit_code == 0, unpacked.output
+    assert_unpacked(to, unpacked.stdout)
+
+
+def test_an_archive_downloaded_by_hand(tmp_path: Path, archive: bytes) -> None:
+    copy = tmp_path / "from-browser.zip"
+    copy.write_bytes(archive)
+    result = fetch(tmp_path / "data", "--archive", str(copy), "--url", "http://127.0.0.1:9/unused")
+    assert result.exit_code == 0, result.output
+    assert_unpacked(tmp_path / "data", result.stdout)
+    assert copy.read_bytes() == archive
+
+
+def test_an_aes_archive_unpacks_through_pyzipper(tmp_path: Path) -> None:
+    pyzipper = pytest.importorskip("pyzipper")
+    source = make_release(tmp_path / "source", {"84": 3})
+    path = tmp_path / "aes.zip"
+    with pyzipper.AESZipFile(path, "w", compression=pyzipper.ZIP_DEFLATED, encryption=pyzipper.WZ_AES) as zipped:
+        zipped.setpassword(PASSWORD.encode())
+        for file in sorted(source.rglob("*")):
+            zipped.write(file, f"NarrativeXL/{file.relative_to(source)}")
+    result = fetch(tmp_path / "data", "--archive", str(path))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "data" / "NarrativeXL" / "Questions" / "raw" / "shortform" / "84.questions_shortform").is_file()
+
+
+@pytest.mark.parametrize(
+    ("files", "path", "expected"),
+    [
+        ({}, "/r.zip", "answered 404 Not Found; open https://osf.io/4nz6x in a browser"),
+        ({"/r.zip": b"<!DOCTYPE html><html>OSF</html>"}, "/r.zip", "is not a zip archive (it begins b'<!DOCTYPE"),
+    ],
+)
+def test_a_missing_file_or_a_web_page_is_one_actionable_line(
+    tmp_path: Path, files: dict[str, bytes], path: str, expected: str
+) -> None:
+    with serve_files(FileServer(files, content_type="text/html")) as server:
+        result = fetch(tmp_path / "data", "--url", f"{server.url}{path}")
+    assert result.exit_code == 2
+    assert expected in result.stderr and "Traceback" not in result.output
+    assert "--url" in result.stderr and "--archive" in result.stderr
+
+
+def test_no_network_is_one_line(tmp_path: Path) -> None:
+    with serve_files(FileServer({})) as server:
+        url = f"{server.url}/r.zip"
+    result = fetch(tmp_path / "data", "--url", url)  # the server is gone: connection refused
+    assert result.exit_code == 2
+    assert f"cannot download {url}" in result.stderr and "nothing was received" in result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full to fill the disk")
+def test_a_full_disk_is_one_line(tmp_path: Path, archive: bytes) -> None:
+    to = tmp_path / "data"
+    to.mkdir()
+    (to / f"{ARCHIVE_NAME}.part").symlink_to("/dev/full")  # every write: No space left on device
+    with serve_files(FileServer({"/r.zip": archive})) as server:
+        result = fetch(to, "--url", f"{server.url}/r.zip")
+    assert result.exit_code == 2
+    assert "No space left on device" in result.stderr and "free some space" in result.stderr
+
+
+def test_an_unknown_data_set(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["data", "fetch", "scrolls", "--to", str(tmp_path)])
+    assert result.exit_code == 2 and "no data set 'scrolls' to fetch; known: narrativexl" in result.stderr

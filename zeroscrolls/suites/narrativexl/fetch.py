@@ -1,0 +1,154 @@
+"""The NarrativeXL release, fetched and unpacked: `zeroscrolls data fetch narrativexl --to DIR`.
+
+The release is one zip archive on OSF, password-protected against scraping; the password is published (the paper's
+name up to the colon). Which encryption it uses is not documented: the classic ZipCrypto is what `zip -e`, Windows
+and macOS write, and the standard library reads it; WinZip AES (what 7-Zip can write) needs `pyzipper`, an optional
+dependency (`pip install 'zeroscrolls[narrativexl]'`) imported only for such an archive. The standard library
+decrypts ZipCrypto in Python, at about 1-2 MB of archive per second (`bench/unzip.py`).
+
+Members are unpacked into a staging folder inside `--to` and moved into place only when all of them came out whole
+(CRC-checked as they are read), so an interrupted or failed unpack leaves no half release behind; the archive is
+deleted once unpacked (`--keep-archive` keeps it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+import zlib
+from pathlib import Path
+
+from rich.console import Console
+
+from zeroscrolls.download import byte_progress, download
+from zeroscrolls.errors import UsageError
+from zeroscrolls.suites.narrativexl.release import DEFAULT_VARIANT
+
+RELEASE_PAGE = "https://osf.io/4nz6x"
+RELEASE_URL = "https://osf.io/download/4nz6x/"
+"""OSF's download link for the release's file (the page's id); `--url` overrides it."""
+PASSWORD = "NarrativeXL"
+ARCHIVE_NAME = "NarrativeXL.zip"
+STAGING = ".unpacking"
+WINZIP_AES = 99
+"""The compression method number of WinZip AES entries."""
+ELSEWHERE = (
+    f"open {RELEASE_PAGE} in a browser and pass the archive's download link with --url, or download the archive there "
+    "and pass it with --archive FILE"
+)
+
+
+def fetch_release(
+    to: Path,
+    console: Console,
+    url: str = RELEASE_URL,
+    password: str = PASSWORD,
+    archive: Path | None = None,
+    keep_archive: bool = False,
+) -> Path:
+    """Download (resumably) and unpack the release into `to`; returns the folder to pass as `--data`. A release
+    already unpacked there is returned as it is; `archive`, a copy downloaded by hand, is unpacked instead of
+    downloading (and kept)."""
+    found = find_release(to)
+    if found is not None:
+        console.print(f"{found} already holds the unpacked release; delete it to fetch it again")
+        return found
+    try:
+        to.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--to {to}: cannot create the folder ({exc.strerror}); pass a folder you can write") from None
+    downloaded = archive is None
+    if archive is None:
+        archive = to / ARCHIVE_NAME
+        if not archive.exists():
+            console.print(f"downloading the NarrativeXL release from {url} to {archive}")
+            download(url, archive, console, not_found_hint=ELSEWHERE)
+    elif not archive.is_file():
+        raise UsageError(f"--archive {archive}: no such file; pass the zip downloaded from {RELEASE_PAGE}")
+    unpack(archive, to, password, console)
+    release = find_release(to)
+    if release is None:
+        raise UsageError(
+            f"{archive} is unpacked into {to}, but no Questions/{DEFAULT_VARIANT}/shortform folder is there; is it "
+            f"the NarrativeXL release ({RELEASE_PAGE})?"
+        )
+    if downloaded and not keep_archive:
+        archive.unlink()
+    return release
+
+
+def find_release(folder: Path) -> Path | None:
+    """`folder`, or a folder right inside it, holding the release's questions (an archive may wrap them in a
+    top-level folder); None when neither does."""
+    if not folder.is_dir():
+        return None
+    for candidate in (folder, *sorted(p for p in folder.iterdir() if p.is_dir() and p.name != STAGING)):
+        if (candidate / "Questions" / DEFAULT_VARIANT / "shortform").is_dir():
+            return candidate
+    return None
+
+
+def unpack(archive: Path, to: Path, password: str, console: Console) -> None:
+    """Every member of `archive` into `to`, decrypted with `password` and CRC-checked; errors say which of the
+    archive, the password or the disk is at fault."""
+    staging = to / STAGING
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        with _open_zip(archive) as zipped:
+            members = zipped.infolist()
+            tops = sorted({m.filename.split("/")[0] for m in members})
+            clashes = [name for name in tops if (to / name).exists()]
+            if clashes:
+                raise UsageError(
+                    f"--to {to} already holds {', '.join(clashes)}, which the archive would replace; move "
+                    "them away or pass another --to"
+                )
+            with byte_progress(console) as progress:
+                bar = progress.add_task(f"unpacking {archive.name}", total=sum(m.file_size for m in members))
+                for member in members:
+                    zipped.extract(member, staging, pwd=password.encode())
+                    progress.update(bar, advance=member.file_size)
+        for name in tops:
+            (staging / name).replace(to / name)
+    except RuntimeError as exc:
+        if "password" not in str(exc).lower():
+            raise
+        raise UsageError(
+            f"{archive}: wrong password ({exc}); the published one is {PASSWORD} (the default): pass --password "
+            "only if the authors changed it"
+        ) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        raise UsageError(
+            f"{archive} is damaged or the password is wrong ({exc}); check --password (the published one is "
+            f"{PASSWORD}), else delete {archive} and rerun to download it again"
+        ) from None
+    except OSError as exc:
+        raise UsageError(
+            f"cannot unpack {archive} into {to}: {exc.strerror or exc}; free some space and rerun (the archive is kept)"
+        ) from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _open_zip(archive: Path) -> zipfile.ZipFile:
+    """The archive through the standard library, or through pyzipper when it holds AES-encrypted members."""
+    try:
+        zipped = zipfile.ZipFile(archive)
+    except zipfile.BadZipFile:
+        with archive.open("rb") as file:
+            head = file.read(40)
+        raise UsageError(
+            f"{archive} is not a zip archive (it begins {head!r}): the download is not the release; delete it and "
+            f"{ELSEWHERE}"
+        ) from None
+    if not any(m.compress_type == WINZIP_AES for m in zipped.infolist()):
+        return zipped
+    zipped.close()
+    try:
+        import pyzipper
+    except ImportError:
+        raise UsageError(
+            f"{archive} is encrypted with AES, which needs pyzipper: pip install 'zeroscrolls[narrativexl]' and rerun "
+            "(the archive is kept)"
+        ) from None
+    return pyzipper.AESZipFile(archive)
