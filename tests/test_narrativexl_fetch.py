@@ -44,7 +44,7 @@ def fetch(to: Path, *args: str):
 
 def assert_unpacked(to: Path, stdout: str) -> None:
     data = to / "NarrativeXL"
-    assert f"--data {data.resolve()}" in stdout
+    assert f"--data {data.resolve()} --sample 1000 --seed 0" in stdout
     examples = resolve_suite("narrativexl").load_examples("read_along", "validation", DataSource.parse(str(data)))
     assert examples[0].id == "84-0-0" and marker("84", 0) in examples[0].document
     assert not (to / ARCHIVE_NAME).exists() and not (to / f"{ARCHIVE_NAME}.part").exists()

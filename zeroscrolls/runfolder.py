@@ -286,6 +286,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "tasks": list(plan.counts),
         "skipped_tasks": list(plan.skipped_tasks),
         "limit": config.limit,
+        "selection": config.selection.to_json() if config.selection else None,
         "templates": {task: plan.templates[task].digest() for task in plan.counts},
         "seed": config.seed,
         "concurrency": config.concurrency or plan.provider.default_concurrency,

@@ -110,7 +110,7 @@ def plan_run(
     keep_counts(truncator, cache)
 
     def load(task: str) -> list[Example]:
-        return suite.load_examples(task, config.split, config.data, layouts)[: config.limit]
+        return suite.load_examples(task, config.split, config.data, layouts, config.selection)[: config.limit]
 
     def source() -> Iterator[PlannedExample]:
         for task in tasks:

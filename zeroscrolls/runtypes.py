@@ -18,6 +18,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.models import WHOLE_DOCUMENT, ModelProfile
 from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.providers.batch import BatchSettings
+from zeroscrolls.sampling import Selection
 from zeroscrolls.scoring import BenchmarkResult
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE
@@ -83,7 +84,9 @@ class RunConfig:
     """Tasks the user named (each must exist in the data); None = every task the data holds."""
     split: str = "validation"
     limit: int | None = None
-    """First N examples (ids in dataset order) per task."""
+    """First N examples (ids in dataset order) per task, of those `selection` took."""
+    selection: Selection | None = None
+    """`--books` and `--sample N --seed S`: which examples of each task (None: all)."""
     data: DataSource = field(default_factory=lambda: DataSource("hub"))
     prompts: Path | None = None
     output: Path = Path("results")

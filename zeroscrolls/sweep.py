@@ -137,7 +137,7 @@ def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dic
 def _count_examples(run: RunConfig) -> int:
     layouts = run.suite.load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks = run.tasks or run.suite.available_tasks(run.data, run.split)
-    return sum(len(run.suite.load_examples(t, run.split, run.data, layouts)[: run.limit]) for t in tasks)
+    return sum(len(run.suite.load_examples(t, run.split, run.data, layouts, run.selection)[: run.limit]) for t in tasks)
 
 
 # --- dry run ---------------------------------------------------------------------------------------------------

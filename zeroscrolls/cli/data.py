@@ -59,7 +59,7 @@ def fetch(
         raise typer.Exit(130) from None
     data = shlex.quote(str(release.resolve()))
     typer.echo(f"NarrativeXL release in {data}; pass --data {data}, e.g.")
-    typer.echo(f"  zeroscrolls run --suite narrativexl --data {data} --limit 20 --model MODEL --dry-run")
+    typer.echo(f"  zeroscrolls run --suite narrativexl --data {data} --sample 1000 --seed 0 --model MODEL --dry-run")
 
 
 def register(app: typer.Typer) -> None:

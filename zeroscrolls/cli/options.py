@@ -50,6 +50,18 @@ TasksOption = Annotated[
     typer.Option("--tasks", help="Comma list of tasks (default: all ten, or all the data holds)."),
 ]
 LimitOption = Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")]
+SampleOption = Annotated[
+    int | None,
+    typer.Option(
+        "--sample",
+        help="N examples per task drawn at random for --seed (default 0), in dataset order, before --limit; "
+        "NarrativeXL: evenly across retention buckets and question types.",
+    ),
+]
+BooksOption = Annotated[
+    str | None,
+    typer.Option("--books", help="Comma list of book ids (NarrativeXL: Gutenberg ids): only their questions."),
+]
 ConcurrencyOption = Annotated[
     int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
 ]

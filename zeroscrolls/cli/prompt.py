@@ -10,12 +10,14 @@ import typer
 from rich.console import Console
 
 from zeroscrolls.cli.options import (
+    BooksOption,
     DataOption,
     MaxTokensOption,
     ModelOption,
     PromptModeOption,
     PromptsOption,
     ProviderOption,
+    SampleOption,
     SplitOption,
     SuiteOption,
     TokenizerOption,
@@ -37,6 +39,9 @@ def prompt(
     suite: SuiteOption = DEFAULT_SUITE,
     prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
     tokenizer: TokenizerOption = None,
+    sample: SampleOption = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of --sample (as the run was given).")] = None,
+    books: BooksOption = None,
     record: Annotated[bool, typer.Option("--record", help="Print the truncation record to stderr.")] = False,
 ) -> None:
     """Print the final prompt (chat styles: the user message) and nothing else on stdout.
@@ -44,6 +49,7 @@ def prompt(
     Example: zeroscrolls prompt --task quality --id 20077_ZF5G55FD_1 --model gpt-4 --max-tokens 2048 --data sample
     """
     from zeroscrolls.planning import fit_example, resolve_model  # providers and tokenizers: only when used
+    from zeroscrolls.sampling import selection
     from zeroscrolls.suites.base import resolve_suite
     from zeroscrolls.truncation import Truncator
 
@@ -52,12 +58,13 @@ def prompt(
     templates = chosen.load_templates(prompts)
     source = DataSource.parse(data)
     layouts = None if prompts else templates  # rows follow the packaged templates' layout whatever --prompts says
-    examples = {ex.id: ex for ex in chosen.load_examples(task, split, source, layouts)}
+    picked = selection(books, sample, seed)
+    examples = {ex.id: ex for ex in chosen.load_examples(task, split, source, layouts, picked)}
     if example_id not in examples:
         shown = ", ".join(list(examples)[:5])
-        raise UsageError(
-            f"no example {example_id!r} in {task}/{split} of {source.describe(chosen.hub_repo)} (ids: {shown}, ...)"
-        )
+        within = "" if picked is None else " selected by --books/--sample"
+        where = f"{task}/{split} of {source.describe(chosen.hub_repo)}"
+        raise UsageError(f"no example {example_id!r}{within} in {where} (ids: {shown}, ...)")
     options = {"tokenizer": tokenizer} if tokenizer else {}
     prov, profile = resolve_model(model, provider, max_tokens, options)
     truncator = Truncator(prov.tokenizer(profile))

@@ -15,6 +15,7 @@ from zeroscrolls.cli.options import (
     BaseUrlOption,
     BatchOption,
     BatchSizeOption,
+    BooksOption,
     CacheOption,
     ConcurrencyOption,
     DataOption,
@@ -39,6 +40,7 @@ from zeroscrolls.cli.options import (
     ReasoningBudgetOption,
     RequestTimeoutOption,
     RpmOption,
+    SampleOption,
     SplitOption,
     SuiteOption,
     TasksOption,
@@ -66,6 +68,8 @@ def run(
     tasks: TasksOption = None,
     split: SplitOption = "validation",
     limit: LimitOption = None,
+    sample: SampleOption = None,
+    books: BooksOption = None,
     data: DataOption = "hub",
     prompts: PromptsOption = None,
     suite: SuiteOption = DEFAULT_SUITE,
@@ -84,7 +88,9 @@ def run(
     max_cost: Annotated[
         float | None, typer.Option("--max-cost", help="Stop sending before this many USD could be spent.")
     ] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines).")] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of --sample and of sampling providers (naive baselines).")
+    ] = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     tokenizer: TokenizerOption = None,
@@ -118,6 +124,7 @@ def run(
     from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
     from zeroscrolls.prompt_cache import expected_saving
     from zeroscrolls.runner import RunConfig, estimate, estimate_table, execute, plan_run
+    from zeroscrolls.sampling import selection
     from zeroscrolls.suites.base import resolve_suite
 
     options = provider_options(locals())
@@ -130,13 +137,14 @@ def run(
         tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(tasks)),
         split=split,
         limit=limit,
+        selection=selection(books, sample, seed),
         data=DataSource.parse(data),
         prompts=prompts,
         output=output,
         run_name=run_name,
         concurrency=concurrency,
         max_cost=max_cost,
-        seed=seed,
+        seed=_provider_seed(model, provider, seed, sample),
         provider_options=options,
         overwrite=overwrite,
         command=("zeroscrolls", *sys.argv[1:]),
@@ -182,6 +190,16 @@ def run(
     if result.resumable:
         err.print(f"to resume: {escape(resume_command(ctx))}", soft_wrap=True)
     raise typer.Exit(result.exit_code)
+
+
+def _provider_seed(model: str, provider: str | None, seed: int | None, sample: int | None) -> int | None:
+    """What --seed gives the provider: all of it without --sample; with it, the seed is the sample's and goes to
+    the provider too only if it takes one (an API model is not refused for it)."""
+    if seed is None or sample is None:
+        return seed
+    from zeroscrolls.planning import provider_class
+
+    return seed if "seed" in provider_class(model, provider).accepted_options else None
 
 
 def _print_result(result: RunResult, err: Console) -> None:

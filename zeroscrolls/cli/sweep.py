@@ -19,6 +19,7 @@ from zeroscrolls.cli.options import (
     BaseUrlOption,
     BatchOption,
     BatchSizeOption,
+    BooksOption,
     CacheOption,
     ConcurrencyOption,
     DataOption,
@@ -41,6 +42,7 @@ from zeroscrolls.cli.options import (
     ReasoningBudgetOption,
     RequestTimeoutOption,
     RpmOption,
+    SampleOption,
     SplitOption,
     SuiteOption,
     TasksOption,
@@ -70,6 +72,8 @@ def sweep(
     tasks: TasksOption = None,
     split: SplitOption = "validation",
     limit: LimitOption = None,
+    sample: SampleOption = None,
+    books: BooksOption = None,
     data: DataOption = "hub",
     prompts: PromptsOption = None,
     suite: SuiteOption = DEFAULT_SUITE,
@@ -86,7 +90,8 @@ def sweep(
         bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
     ] = False,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed for sampling providers (naive baselines) and the bootstrap.")
+        int | None,
+        typer.Option("--seed", help="Seed of --sample, of sampling providers (naive baselines) and of the bootstrap."),
     ] = None,
     resamples: ResamplesOption = 1000,
     base_url: BaseUrlOption = None,
@@ -119,6 +124,7 @@ def sweep(
     from zeroscrolls.cache import open_cache
     from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
     from zeroscrolls.runner import RunConfig
+    from zeroscrolls.sampling import selection
     from zeroscrolls.suites.base import resolve_suite
     from zeroscrolls.sweep import SweepConfig, estimate_sweep, parse_budgets, run_sweep, sweep_plans
 
@@ -137,6 +143,7 @@ def sweep(
             tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(tasks)),
             split=split,
             limit=limit,
+            selection=selection(books, sample, seed),
             data=DataSource.parse(data),
             prompts=prompts,
             output=output,

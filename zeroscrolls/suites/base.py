@@ -17,6 +17,7 @@ from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.plugins import find, installed, load_target
+from zeroscrolls.sampling import Selection, select
 from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
 from zeroscrolls.templates import Template, read_templates
@@ -35,6 +36,8 @@ RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], list[Exampl
 """(task, split, data source, the suite's templates) -> the task's examples, references grouped by id."""
 TaskLister = Callable[[DataSource, str], list[str]]
 """(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
+SelectedReader = Callable[[str, str, DataSource, Mapping[str, Template], Selection], list[Example]]
+"""`RowReader` with the run's `--books`/`--sample` applied while reading, for data too big to build whole."""
 AnswerMapper = Callable[[Example, str], str]
 """(example, the model's answer) -> the prediction in the form the suite's official scorer compares."""
 BaselineScorer = Callable[[str, Sequence[Example]], dict[str, float] | None]
@@ -133,6 +136,9 @@ class Suite:
     prompt_modes: Mapping[str, Callable[[Suite], Suite]] = field(default_factory=dict)
     """Other protocols `--prompt-mode NAME` selects: NAME -> how the suite becomes that protocol (NarrativeXL:
     "paper", the authors' prompt with every question of a step at once)."""
+    read_selected: SelectedReader | None = None
+    """Reads only the examples `--books`/`--sample` select (NarrativeXL: sampled by retention and type). None: the
+    rows are read whole, then narrowed by book and sampled uniformly (sampling.select)."""
 
     @property
     def scores_name(self) -> str:
@@ -161,10 +167,21 @@ class Suite:
         return read_templates(list(self.tasks), self.prompt_folders, directory)
 
     def load_examples(
-        self, task: str, split: str, source: DataSource, templates: Mapping[str, Template] | None = None
+        self,
+        task: str,
+        split: str,
+        source: DataSource,
+        templates: Mapping[str, Template] | None = None,
+        selection: Selection | None = None,
     ) -> list[Example]:
-        """One task's examples; rows follow the packaged templates' layout unless `templates` are given."""
-        return self.read_rows(self.get_task(task).name, split, source, templates or self.load_templates())
+        """One task's examples (those of `selection`, when given); rows follow the packaged templates' layout unless
+        `templates` are given."""
+        name, layouts = self.get_task(task).name, templates or self.load_templates()
+        if selection is None:
+            return self.read_rows(name, split, source, layouts)
+        if self.read_selected is not None:
+            return self.read_selected(name, split, source, layouts, selection)
+        return select(self.read_rows(name, split, source, layouts), selection, f"{self.title} {name}/{split}")
 
     def available_tasks(self, source: DataSource, split: str) -> list[str]:
         """The suite's tasks `source` holds for `split`, in the official order."""

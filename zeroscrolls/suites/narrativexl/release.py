@@ -105,12 +105,17 @@ def book_order(book: str) -> tuple[bool, int, str]:
 
 def read_books(source: DataSource) -> Iterator[Book]:
     """Every book of the source, in Gutenberg id order."""
+    for path in source_books(source):
+        yield read_book(path)
+
+
+def source_books(source: DataSource) -> list[Path]:
+    """The source's question files, in Gutenberg id order; none is a usage error."""
     folder = questions_folder(source)
     files = book_files(folder)
     if not files:
         raise UsageError(f"{folder}: no *{SUFFIX} files")
-    for path in files:
-        yield read_book(path)
+    return files
 
 
 def read_book(path: Path) -> Book:

@@ -18,18 +18,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import UsageError
+from zeroscrolls.sampling import Selection, check_books, sample_indices, select
+from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of
 from zeroscrolls.suites.narrativexl.release import (
     NUM_OPTIONS,
     Book,
     Question,
     find_questions,
     questions_folder,
-    read_books,
+    read_book,
     release_root,
+    source_books,
 )
 from zeroscrolls.suites.narrativexl.summaries import (
     HIERARCHY_FOLDER,
@@ -54,13 +58,52 @@ TABLES_NEEDED = {
 def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
     """Every question (or distorted summary) of every book in the source; NarrativeXL has no splits, so `split`
     selects nothing."""
-    template = templates[task]
+    return load_selected(task, split, source, templates, Selection())
+
+
+def load_selected(
+    task: str, split: str, source: DataSource, templates: Mapping[str, Template], chosen: Selection
+) -> list[Example]:
+    """The questions of `--books`, sampled by `--sample` evenly across retention bucket x type strata. Examples
+    are built only for the questions chosen: each holds the book so far, and the release's ~727k questions are far
+    too many to build whole; the books are read once to choose and once more to build. Reconstruction tasks are
+    read whole, then narrowed by book and sampled uniformly."""
     if task in RECONSTRUCTION_TASKS:
-        return reconstruction_examples(task, source, template)
+        return select(reconstruction_examples(task, source, templates[task]), chosen, f"NarrativeXL {task}")
+    files = source_books(source)
+    if chosen.books is not None:
+        by_id = {path.stem: path for path in files}
+        check_books(chosen.books, list(by_id), str(questions_folder(source)))
+        files = [path for book, path in by_id.items() if book in chosen.books]
+    if chosen.sample is None:
+        return _build(task, templates[task], {path: None for path in files})
+    found: list[tuple[Path, str]] = []  # ids and facts only: a book's text goes once its questions are counted
+    facts: list[dict[str, object]] = []
+    for path in files:
+        for q in read_book(path).questions:
+            found.append((path, q.id))
+            facts.append({"retention": q.retention, "type": q.type})
+    wanted: dict[Path, set[str]] = {}
+    for index in sample_indices(facts, chosen.sample, chosen.seed, question_stratum):
+        path, question = found[index]
+        wanted.setdefault(path, set()).add(question)
+    return _build(task, templates[task], wanted)
+
+
+def question_stratum(facts: Mapping[str, Any]) -> tuple[str, str]:
+    """The stratum `--sample` draws a question from: its retention bucket (the analysis's) and its type."""
+    return bucket_of(int(facts["retention"]), RETENTION_BUCKETS), str(facts["type"])
+
+
+def _build(task: str, template: Template, wanted: Mapping[Path, set[str] | None]) -> list[Example]:
+    """The examples of the questions `wanted` names per book file (None: all of its questions), in book order."""
     found = []
-    for book in read_books(source):
+    for path, ids in wanted.items():
+        book = read_book(path)
         ends = scene_ends(book)
-        found.extend(question_example(task, book, q, template, ends) for q in book.questions)
+        found.extend(
+            question_example(task, book, q, template, ends) for q in book.questions if ids is None or q.id in ids
+        )
     return found
 
 
