@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,23 @@ def test_an_aes_archive_unpacks_through_pyzipper(tmp_path: Path) -> None:
     result = fetch(tmp_path / "data", "--archive", str(path))
     assert result.exit_code == 0, result.output
     assert (tmp_path / "data" / "NarrativeXL" / "Questions" / "raw" / "shortform" / "84.questions_shortform").is_file()
+
+
+def test_nothing_lands_outside_the_folder_nor_over_what_is_there(tmp_path: Path) -> None:
+    source = make_release(tmp_path / "source", {"84": 3})
+    path = tmp_path / "odd.zip"
+    with zipfile.ZipFile(path, "w") as zipped:
+        for file in sorted(source.rglob("*.questions_shortform")):
+            zipped.write(file, f"./{file.relative_to(source)}")
+        zipped.writestr("../outside.txt", "a member that climbs out")
+    to = tmp_path / "deep" / "data"
+    result = fetch(to, "--archive", str(path))
+    assert result.exit_code == 0, result.output
+    assert (to / "outside.txt").is_file() and not (tmp_path / "deep" / "outside.txt").exists()
+    assert f"--data {to.resolve()} " in result.stdout
+    shutil.rmtree(to / "Questions")
+    clash = fetch(to, "--archive", str(path))  # outside.txt is still there
+    assert clash.exit_code == 2 and f"--to {to} already holds outside.txt" in clash.stderr
 
 
 @pytest.mark.parametrize(

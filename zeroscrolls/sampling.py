@@ -63,7 +63,8 @@ def selection(books: str | None, sample: int | None, seed: int | None) -> Select
 
 def check_books(wanted: Sequence[str], known: Sequence[str], where: str) -> None:
     """Refuse book ids `where` does not hold, naming those it does."""
-    unknown = [b for b in wanted if b not in set(known)]
+    holds = set(known)
+    unknown = [b for b in wanted if b not in holds]
     if unknown:
         shown = ", ".join(known[:SHOWN_BOOKS]) + (
             f" and {len(known) - SHOWN_BOOKS} more" if len(known) > SHOWN_BOOKS else ""

@@ -96,8 +96,7 @@ def unpack(archive: Path, to: Path, password: str, console: Console) -> None:
     try:
         with _open_zip(archive) as zipped:
             members = zipped.infolist()
-            tops = sorted({m.filename.split("/")[0] for m in members})
-            clashes = [name for name in tops if (to / name).exists()]
+            clashes = [name for name in sorted(_top_names(members)) if (to / name).exists()]
             if clashes:
                 raise UsageError(
                     f"--to {to} already holds {', '.join(clashes)}, which the archive would replace; move "
@@ -108,8 +107,8 @@ def unpack(archive: Path, to: Path, password: str, console: Console) -> None:
                 for member in members:
                     zipped.extract(member, staging, pwd=password.encode())
                     progress.update(bar, advance=member.file_size)
-        for name in tops:
-            (staging / name).replace(to / name)
+        for path in staging.iterdir():
+            path.replace(to / path.name)
     except RuntimeError as exc:
         if "password" not in str(exc).lower():
             raise
@@ -128,6 +127,16 @@ def unpack(archive: Path, to: Path, password: str, console: Console) -> None:
         ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _top_names(members: list[zipfile.ZipInfo]) -> set[str]:
+    """The names the members' top level takes once unpacked (`extract` drops empty, `.` and `..` parts)."""
+    names = set()
+    for member in members:
+        parts = [p for p in member.filename.split("/") if p not in ("", ".", "..")]
+        if parts:
+            names.add(parts[0])
+    return names
 
 
 def _open_zip(archive: Path) -> zipfile.ZipFile:
