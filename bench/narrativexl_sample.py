@@ -1,7 +1,8 @@
 """Time and memory of `--sample` on a NarrativeXL release of realistic shape, and what the whole release would need.
 
-Writes a synthetic release of BOOKS books (default 60) of 160 scenes of ~3,000 characters with three questions per
-scene (tests/narrativexl_release.py's `varied_rows`, scenes padded to the release's length), then loads a
+Writes a synthetic release of BOOKS books (default 60) of 160 scenes of ~3,000 characters with up to eight questions
+per scene at spread retentions (tests/narrativexl_release.py's `recall_rows`, scenes padded to the release's length;
+the release asks up to three), then loads a
 1,000-question sample through the suite (`load_examples` with a `Selection`, as `run --sample 1000` does): seconds,
 peak RSS, and the seconds a 1,500-book release would take at that pace. The real release has ~480 questions a book;
 building every example of it would hold the book so far once per question.
@@ -20,10 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.narrativexl_release import varied_rows, write_book  # noqa: E402
+from tests.narrativexl_release import recall_rows, write_book  # noqa: E402
 from zeroscrolls.data import DataSource  # noqa: E402
 from zeroscrolls.sampling import Selection  # noqa: E402
 from zeroscrolls.suites.base import resolve_suite  # noqa: E402
+from zeroscrolls.suites.narrativexl.release import LIST_SEPARATOR  # noqa: E402
 
 SCENES = 160
 SCENE_CHARS = 3000
@@ -38,13 +40,15 @@ def main() -> None:
         folder = Path(tmp) / "Questions" / "substituted" / "shortform"
         filler = " ".join(["the reader walks on"] * (SCENE_CHARS // 20))
         for book in range(books):
-            rows = varied_rows(str(1000 + book), SCENES)
+            rows = recall_rows(str(1000 + book), SCENES)
             for row in rows:
                 row[1] = f"{row[1]} {filler}"
                 row[2] = f"...{row[1]}..."
             write_book(folder / f"{1000 + book}.questions_shortform", rows)
         size = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
-        questions = books * (3 * SCENES - 3)
+        questions = (
+            sum(len(cell.split(LIST_SEPARATOR)) for row in recall_rows("0", SCENES) for cell in row[3:4]) * books
+        )
         before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         start = time.perf_counter()
         source = DataSource.parse(tmp)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from tests.narrativexl_release import make_recall_release
+from tests.narrativexl_release import make_recall_release, make_release
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.sampling import allocate, sample_indices
@@ -36,13 +36,13 @@ def every_question(release: Path) -> list:
     return resolve_suite("narrativexl").load_examples("read_along", "validation", DataSource.parse(str(release)))
 
 
-def run_ids(release: Path, tmp_path: Path, name: str, *args: str) -> list[str]:
-    """The ids a NarrativeXL run with `args` answered, in the order of its records (the plan's)."""
+def run_ids(release: Path, tmp_path: Path, name: str, *args: str, task: str = "read_along") -> list[str]:
+    """The ids a NarrativeXL run with `args` answered for `task`, in the order of its records (the plan's)."""
     result = zs(
         "run", "--suite", "narrativexl", "--data", str(release), *ECHO, "-o", str(tmp_path), "--run-name", name, *args
     )
     assert result.exit_code == 0, result.output
-    records = (tmp_path / name / "records" / "read_along.jsonl").read_text().splitlines()
+    records = (tmp_path / name / "records" / f"{task}.jsonl").read_text().splitlines()
     return [json.loads(line)["id"] for line in records]
 
 
@@ -190,3 +190,14 @@ def test_other_suites_are_sampled_uniformly_and_have_no_books(tmp_path: Path) ->
 def test_a_sample_must_hold_an_example(release: Path) -> None:
     result = zs("run", "--suite", "narrativexl", "--data", str(release), *ECHO, "--sample", "0", "--dry-run")
     assert result.exit_code == 2 and "--sample must be at least 1, got 0" in result.stderr
+
+
+def test_reconstruction_tasks_are_narrowed_by_book_and_sampled_uniformly(tmp_path: Path) -> None:
+    release = make_release(tmp_path / "release", {"84": 6, "1342": 5}, summaries=True)
+    task = "scene_reconstruction"
+    every = [
+        e.id for e in resolve_suite("narrativexl").load_examples(task, "validation", DataSource.parse(str(release)))
+    ]
+    ids = run_ids(release, tmp_path, "r", "--tasks", task, "--books", "1342", "--sample", "3", "--seed", "4", task=task)
+    in_book = [i for i in every if i.startswith("1342-")]
+    assert len(ids) == 3 and ids == [in_book[i] for i in sample_indices([{}] * len(in_book), 3, seed=4)]

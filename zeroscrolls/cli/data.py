@@ -14,7 +14,7 @@ from zeroscrolls.errors import UsageError
 DATASETS = ("narrativexl",)
 """Data sets `data fetch` knows; the Hugging Face ones (`--data hub`) download by themselves when a run needs them."""
 
-data_app = typer.Typer(name="data", help="Fetch benchmark data that does not download by itself.", no_args_is_help=True)
+data_app = typer.Typer(help="Fetch benchmark data that does not download by itself.", no_args_is_help=True)
 
 
 @data_app.command("fetch")
@@ -64,4 +64,4 @@ def fetch(
 
 def register(app: typer.Typer) -> None:
     """Adds the `data` command group to `app`."""
-    app.add_typer(data_app)
+    app.add_typer(data_app, name="data")
