@@ -162,6 +162,13 @@ def test_an_aes_archive_unpacks_through_pyzipper(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (tmp_path / "data" / "NarrativeXL" / "Questions" / "raw" / "shortform" / "84.questions_shortform").is_file()
 
+    # where pyzipper is not installed (an import of it fails), the same archive asks for the extra
+    without = "import sys; sys.modules['pyzipper'] = None; from zeroscrolls.cli.main import main; main()"
+    command = ["data", "fetch", "narrativexl", "--to", str(tmp_path / "other"), "--archive", str(path)]
+    refused = subprocess.run([sys.executable, "-c", without, *command], capture_output=True, text=True)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "encrypted with AES, which needs pyzipper: pip install 'zeroscrolls[narrativexl]'" in refused.stderr
+
 
 def test_nothing_lands_outside_the_folder_nor_over_what_is_there(tmp_path: Path) -> None:
     source = make_release(tmp_path / "source", {"84": 3})
