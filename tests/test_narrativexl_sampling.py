@@ -201,3 +201,13 @@ def test_reconstruction_tasks_are_narrowed_by_book_and_sampled_uniformly(tmp_pat
     ids = run_ids(release, tmp_path, "r", "--tasks", task, "--books", "1342", "--sample", "3", "--seed", "4", task=task)
     in_book = [i for i in every if i.startswith("1342-")]
     assert len(ids) == 3 and ids == [in_book[i] for i in sample_indices([{}] * len(in_book), 3, seed=4)]
+
+
+def test_paper_mode_samples_the_same_questions_each_with_its_steps_prompt(release: Path, tmp_path: Path) -> None:
+    default = run_ids(release, tmp_path, "d", "--sample", "12", "--seed", "6")
+    paper = run_ids(release, tmp_path, "p", "--sample", "12", "--seed", "6", "--prompt-mode", "paper")
+    assert paper == default
+    args = ("prompt", "--suite", "narrativexl", "--data", str(release), "--task", "read_along", "--model", "gpt-4")
+    shown = zs(*args, "--id", paper[-1], "--sample", "12", "--seed", "6", "--prompt-mode", "paper")
+    assert shown.exit_code == 0, shown.output
+    assert "###BEGIN_ANSWER###" in shown.stdout and "\nQuestion 2: " in shown.stdout  # the whole step is asked

@@ -21,7 +21,7 @@ from itertools import groupby
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.suites.base import RowReader, Suite
 from zeroscrolls.suites.narrativexl.release import Book, Question, read_books
-from zeroscrolls.suites.narrativexl.rows import book_so_far, question_facts, scene_ends
+from zeroscrolls.suites.narrativexl.rows import book_so_far, load_selected, question_facts, scene_ends
 from zeroscrolls.templates import Template
 
 MODE = "paper"
@@ -49,6 +49,7 @@ def paper_mode(suite: Suite) -> Suite:
         tasks={name: paper_task if name == TASK else task for name, task in suite.tasks.items()},
         prompt_folders=(PROMPTS, *suite.prompt_folders),
         read_rows=partial(load_examples, others=suite.read_rows),
+        read_selected=partial(load_selected, build=book_steps),
         official_answer=question_answer,
         scores_title=f"{suite.title}, read_along by the paper's protocol (all questions of a step in one prompt)",
         prompt_mode=MODE,
@@ -63,12 +64,15 @@ def load_examples(
     reading order; other tasks: the suite's own rows (`others`)."""
     if task != TASK:
         return others(task, split, source, templates)
-    template = templates[task]
+    return [example for book in read_books(source) for example in book_steps(task, book, templates[task])]
+
+
+def book_steps(task: str, book: Book, template: Template) -> list[Example]:
+    """The examples of one book's questions, step by step, each with its step's prompt."""
+    ends = scene_ends(book)
     found = []
-    for book in read_books(source):
-        ends = scene_ends(book)
-        for _, step in groupby(book.questions, key=lambda q: q.row):
-            found.extend(step_examples(task, book, list(step), template, ends))
+    for _, step in groupby(book.questions, key=lambda q: q.row):
+        found.extend(step_examples(task, book, list(step), template, ends))
     return found
 
 

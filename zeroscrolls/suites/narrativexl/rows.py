@@ -16,7 +16,7 @@ book ends in the joined text (one tuple per book, shared by its questions; the d
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,10 @@ TABLES_NEEDED = {
 """The summary folders each reconstruction task reads (the hierarchical one takes the book from the scene table)."""
 
 
+BookExamples = Callable[[str, Book, Template], list[Example]]
+"""(task, book, template) -> the read-along examples of one book's questions, laid out as a prompt mode lays them."""
+
+
 def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
     """Every question (or distorted summary) of every book in the source; NarrativeXL has no splits, so `split`
     selects nothing."""
@@ -62,12 +66,17 @@ def load_examples(task: str, split: str, source: DataSource, templates: Mapping[
 
 
 def load_selected(
-    task: str, split: str, source: DataSource, templates: Mapping[str, Template], chosen: Selection
+    task: str,
+    split: str,
+    source: DataSource,
+    templates: Mapping[str, Template],
+    chosen: Selection,
+    build: BookExamples | None = None,
 ) -> list[Example]:
     """The questions of `--books`, sampled by `--sample` evenly across retention bucket x type strata. Examples
-    are built only for the questions chosen: each holds the book so far, and the release's ~727k questions are far
-    too many to build whole; the books are read once to choose and once more to build. Reconstruction tasks are
-    read whole, then narrowed by book and sampled uniformly."""
+    are built only for the questions chosen (by `build`, default one per question): each holds the book so far, and
+    the release's ~727k questions are far too many to build whole; the books are read once to choose and once more
+    to build. Reconstruction tasks are read whole, then narrowed by book and sampled uniformly."""
     if task in RECONSTRUCTION_TASKS:
         return select(reconstruction_examples(task, source, templates[task]), chosen, f"NarrativeXL {task}")
     files = source_books(source)
@@ -75,8 +84,9 @@ def load_selected(
         by_id = {path.stem: path for path in files}
         check_books(chosen.books, list(by_id), str(questions_folder(source)))
         files = [path for book, path in by_id.items() if book in chosen.books]
+    build = build or book_examples
     if chosen.sample is None:
-        return _build(task, templates[task], {path: None for path in files})
+        return _build(task, templates[task], {path: None for path in files}, build)
     found: list[tuple[Path, str]] = []  # ids and facts only: a book's text goes once its questions are counted
     facts: list[dict[str, object]] = []
     for path in files:
@@ -87,7 +97,7 @@ def load_selected(
     for index in sample_indices(facts, chosen.sample, chosen.seed, question_stratum):
         path, question = found[index]
         wanted.setdefault(path, set()).add(question)
-    return _build(task, templates[task], wanted)
+    return _build(task, templates[task], wanted, build)
 
 
 def question_stratum(facts: Mapping[str, Any]) -> tuple[str, str]:
@@ -95,16 +105,20 @@ def question_stratum(facts: Mapping[str, Any]) -> tuple[str, str]:
     return bucket_of(int(facts["retention"]), RETENTION_BUCKETS), str(facts["type"])
 
 
-def _build(task: str, template: Template, wanted: Mapping[Path, set[str] | None]) -> list[Example]:
+def book_examples(task: str, book: Book, template: Template) -> list[Example]:
+    """One example per question of `book`, its context the book so far (the default mode)."""
+    ends = scene_ends(book)
+    return [question_example(task, book, q, template, ends) for q in book.questions]
+
+
+def _build(task: str, template: Template, wanted: Mapping[Path, set[str] | None], build: BookExamples) -> list[Example]:
     """The examples of the questions `wanted` names per book file (None: all of its questions), in book order."""
-    found = []
-    for path, ids in wanted.items():
-        book = read_book(path)
-        ends = scene_ends(book)
-        found.extend(
-            question_example(task, book, q, template, ends) for q in book.questions if ids is None or q.id in ids
-        )
-    return found
+    return [
+        example
+        for path, ids in wanted.items()
+        for example in build(task, read_book(path), template)
+        if ids is None or example.id in ids
+    ]
 
 
 def available_tasks(source: DataSource, split: str) -> list[str]:
