@@ -211,3 +211,17 @@ def test_paper_mode_samples_the_same_questions_each_with_its_steps_prompt(releas
     shown = zs(*args, "--id", paper[-1], "--sample", "12", "--seed", "6", "--prompt-mode", "paper")
     assert shown.exit_code == 0, shown.output
     assert "###BEGIN_ANSWER###" in shown.stdout and "\nQuestion 2: " in shown.stdout  # the whole step is asked
+
+
+def test_score_and_compare_read_a_sampled_run_on_its_sample(release: Path, tmp_path: Path) -> None:
+    run_ids(release, tmp_path, "s", "--sample", "20", "--seed", "8", "--books", "84,1342")
+    folder = tmp_path / "s"
+    kept = json.loads((folder / "scores.json").read_text())["tasks"]["read_along"]
+    scored = zs("score", str(folder), "--suite", "narrativexl", "--json")
+    assert scored.exit_code == 0, scored.output
+    assert "warning" not in scored.stderr  # no questions outside the sample count as missing
+    assert json.loads(scored.stdout)["read_along"]["score"] == kept["score"]
+    assert json.loads(scored.stdout)["read_along"]["num_scored"] == 20
+    compared = zs("compare", str(folder), str(folder), "--suite", "narrativexl")
+    assert compared.exit_code == 0, compared.output
+    assert "partial" not in compared.stdout.lower()

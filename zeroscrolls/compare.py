@@ -22,6 +22,7 @@ from zeroscrolls.data import DataSource, Example, run_data_source
 from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import FormatAnalysis
 from zeroscrolls.report import SINGLE_SAMPLE_NOTE, markdown_table
+from zeroscrolls.sampling import Selection, run_selection
 from zeroscrolls.scoring import PARTIAL_MARK, load_predictions, score_benchmark
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.paper import PaperTable
@@ -70,7 +71,7 @@ def _model_and_budget(run: Path) -> tuple[str, int]:
 def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suite = ZEROSCROLLS) -> list[RunScores]:
     """Rescore each run from its predictions with the suite's metric; references are loaded once per (source,
     split, task). Runs of another suite are refused: their scores do not compare."""
-    references: dict[tuple[DataSource, str, str], list[Example]] = {}
+    references: dict[tuple[DataSource, str, str, Selection | None], list[Example]] = {}
     runs = []
     for path in paths:
         manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
@@ -89,10 +90,11 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suit
         source = data or run_data_source(path, manifest)
         predictions = load_predictions(path, suite)
         examples = {}
+        picked = run_selection(manifest)  # a sampled run is scored on its sample
         for task in predictions:
-            key = (source, split, task)
+            key = (source, split, task, picked)
             if key not in references:
-                references[key] = suite.load_examples(task, split, source)
+                references[key] = suite.load_examples(task, split, source, selection=picked)
             examples[task] = references[key]
         result = score_benchmark(predictions, examples, suite=suite)
         per_example = {task: r.per_example for task, r in result.tasks.items()}

@@ -42,6 +42,15 @@ class Selection:
         return {"books": list(self.books) if self.books else None, "sample": self.sample, "seed": self.seed}
 
 
+def run_selection(manifest: Mapping[str, Any]) -> Selection | None:
+    """The selection a run was made with, from its manifest (None: all examples, or a run from before selections),
+    so its predictions are scored against the examples it was run on."""
+    found = manifest.get("selection")
+    if not found:
+        return None
+    return Selection(tuple(found["books"]) if found.get("books") else None, found.get("sample"), found.get("seed", 0))
+
+
 def parse_books(text: str | None) -> tuple[str, ...] | None:
     """`--books 84,1342` -> ("84", "1342"); None when not given."""
     if text is None:

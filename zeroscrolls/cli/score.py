@@ -47,6 +47,7 @@ def score(
     Example: zeroscrolls score results/my-run --json
     """
     from zeroscrolls.formats import format_table  # metrics and templates: imported when scoring
+    from zeroscrolls.sampling import run_selection
     from zeroscrolls.scoring import breakdown_tables, coverage_notes, load_predictions, results_table, score_benchmark
     from zeroscrolls.suites.base import resolve_suite
 
@@ -60,11 +61,10 @@ def score(
         if absent:
             raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
     manifest = pred / "manifest.json"
-    if data is None and manifest.is_file():
-        source = run_data_source(pred, json.loads(manifest.read_text(encoding="utf-8")))
-    else:
-        source = DataSource.parse(data or "hub")
-    examples = {task: chosen.load_examples(task, split, source) for task in selected}
+    run = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    source = run_data_source(pred, run) if data is None and run else DataSource.parse(data or "hub")
+    picked = run_selection(run)  # a sampled run is scored on its sample
+    examples = {task: chosen.load_examples(task, split, source, selection=picked) for task in selected}
     result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict, suite=chosen)
     err = Console(stderr=True)
     for note in coverage_notes(result):

@@ -29,6 +29,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.formats import example_value, refuses
 from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
 from zeroscrolls.runtypes import RunFolder
+from zeroscrolls.sampling import Selection, run_selection
 from zeroscrolls.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.suites.task import DEFAULT_SUITE
@@ -44,7 +45,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
     runs = find_runs([path])
     templates_of: dict[str, dict[str, Template]] = {}
     is_sweep = not (path / "manifest.json").is_file()
-    references: dict[tuple[DataSource, str, str], list[Example]] = {}
+    references: dict[tuple[DataSource, str, str, Selection | None], list[Example]] = {}
     entries: dict[str, dict[str, Any]] = {}
     documents: dict[str, str] = {}
     pages, notes = [], []
@@ -65,10 +66,11 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
         records = _read_records(run, suite)
         predictions = load_predictions(run, suite) if (run / "predictions").is_dir() else {}
         examples: dict[str, list[Example]] = {}
+        picked = run_selection(manifest)  # a sampled run shows its sample
         for task in [t for t in suite.tasks if t in records or t in predictions]:
-            key = (source, split, task)
+            key = (source, split, task, picked)
             if key not in references:
-                references[key] = suite.load_examples(task, split, source)
+                references[key] = suite.load_examples(task, split, source, selection=picked)
             examples[task] = references[key]
         scored = split != "test" and predictions
         result = score_benchmark(predictions, {t: examples[t] for t in predictions}, suite=suite) if scored else None
