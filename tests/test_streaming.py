@@ -3,8 +3,11 @@ per example is its prediction and record fields, not its prompt or document."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import json
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +17,9 @@ from rich.console import Console
 from tests.api_server import ApiServer
 from tests.synthetic import synthetic_rows
 from zeroscrolls.cache import GenerationCache
-from zeroscrolls.data import DataSource
+from zeroscrolls.data import DataSource, Example
 from zeroscrolls.runner import RunConfig, execute, plan_run
+from zeroscrolls.suites.zeroscrolls.suite import SUITE
 from zeroscrolls.tokenizers import WhitespaceTokenizer
 from zeroscrolls.truncation import Truncator
 
@@ -82,3 +86,25 @@ def test_a_finished_run_keeps_no_prompt_or_document_and_writes_what_an_unstreame
             assert r.planned.kept_chars == len(planned.request.document)
         records = [json.loads(line) for line in result.folder.records(task).read_text().splitlines()]
         assert [r["key"] for r in records] == [p.key for p in whole[task]]
+
+
+def test_counting_and_planning_hold_one_example_of_a_task_at_a_time(server: ApiServer, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "musique").mkdir(parents=True)
+    rows = synthetic_rows("musique", 30)
+    (data / "musique" / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    alive: weakref.WeakSet[Example] = weakref.WeakSet()
+    most = [0]
+
+    def watched(*args: object) -> Iterator[Example]:
+        for example in SUITE.read_rows(*args):  # type: ignore[arg-type]
+            gc.collect()
+            most[0] = max(most[0], len(alive) + 1)
+            alive.add(example)
+            yield example
+
+    run = dataclasses.replace(config(server, data, tmp_path), suite=dataclasses.replace(SUITE, read_rows=watched))
+    plan = plan_run(run, Truncator(WhitespaceTokenizer(), cache_size=64))
+    assert plan.counts == {"musique": 30} and most[0] <= 2  # counted with one document held at a time
+    planned = [p.key for p in plan.stream()]  # each planned example let go of before the next is read
+    assert len(planned) == 30 and most[0] <= 2

@@ -233,6 +233,16 @@ def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
         yield where, row
 
 
+def references_by_id(path: Path) -> dict[str, list[str]]:
+    """Example id -> its references in file order, ids in order of first appearance: what grouping rows by id needs
+    before the first example can be handed on, read without holding any document."""
+    refs: dict[str, list[str]] = {}
+    for _, row in read_rows(path):
+        output = row.get("output")
+        refs.setdefault(row["id"], []).extend([output] if output else [])
+    return refs
+
+
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, row) for each non-blank line; bytes that are not UTF-8 or lines that are not JSON objects are
     a `UsageError` naming the file and line, and so is a file without rows (a task of zero examples, which a run

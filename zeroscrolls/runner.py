@@ -12,7 +12,6 @@ only for what the cache lacks.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -27,7 +26,7 @@ from rich.table import Table
 from zeroscrolls import runfolder
 from zeroscrolls.cache import LOOKUP_CHUNK, GenerationCache
 from zeroscrolls.collecting import NOT_SENT, Results, cannot_write_run, postprocess
-from zeroscrolls.data import Example
+from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import ExampleError, StorageError, UsageError
 from zeroscrolls.models import ModelProfile
 from zeroscrolls.planning import fit_example, make_request, resolve_model
@@ -44,6 +43,7 @@ from zeroscrolls.runtypes import (
     check_folder_name,
 )
 from zeroscrolls.scheduler import CostCap, generate_all, generate_claimed
+from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.task import Task
 from zeroscrolls.templates import Template
 from zeroscrolls.tokenizers import AnthropicTokenCounter
@@ -109,13 +109,14 @@ def plan_run(
     truncator = truncator or Truncator(provider.tokenizer(profile), cache_size=RUN_ENCODINGS)
     keep_counts(truncator, cache)
 
+    def read(task: str) -> Iterator[Example]:
+        return islice(suite.iter_examples(task, config.split, config.data, layouts, config.selection), config.limit)
+
     def load(task: str) -> list[Example]:
-        return suite.load_examples(task, config.split, config.data, layouts, config.selection)[: config.limit]
+        return list(read(task))
 
     def source() -> Iterator[PlannedExample]:
         for task in tasks:
-            examples = deque(load(task))  # each let go of as it is planned
-            provider.use_examples(suite, config.data, {task: examples})  # a learned baseline reads them
             planning = partial(
                 _plan_example,
                 template=templates[task],
@@ -125,9 +126,9 @@ def plan_run(
                 truncator=truncator,
                 suite=suite.name,
             )
-            yield from _plan_task(examples, planning, truncator)
+            yield from _plan_task(_told(provider, suite, config.data, task, read(task)), planning, truncator)
 
-    counts = {task: len(load(task)) for task in tasks}  # reads the rows, tokenizes nothing
+    counts = {task: sum(1 for _ in read(task)) for task in tasks}  # one document at a time, tokenizes nothing
     return Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
 
 
@@ -138,19 +139,26 @@ def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
         tokenizer.store = cache.token_counts()
 
 
+def _told(
+    provider: Provider, suite: Suite, data: DataSource, task: str, examples: Iterator[Example]
+) -> Iterator[Example]:
+    """The examples, each shown to the provider before it is planned (a learned baseline answers from them)."""
+    for example in examples:
+        provider.use_examples(suite, data, {task: (example,)})
+        yield example
+
+
 def _plan_task(
-    examples: deque[Example], plan_one: Callable[[Example], PlannedExample], truncator: Truncator
+    examples: Iterator[Example], plan_one: Callable[[Example], PlannedExample], truncator: Truncator
 ) -> Iterator[PlannedExample]:
-    """Plan one task's examples in order, letting go of each example as it is planned; a count-only tokenizer
+    """Plan one task's examples in order as they are read, holding none once planned; a count-only tokenizer
     (each count a request) counts several at once."""
     tokenizer = truncator.tokenizer
     if not isinstance(tokenizer, AnthropicTokenCounter):
-        while examples:
-            yield plan_one(examples.popleft())
+        yield from map(plan_one, examples)
         return
     with ThreadPoolExecutor(tokenizer.concurrency, thread_name_prefix="count-tokens") as pool:
-        while examples:
-            batch = [examples.popleft() for _ in range(min(len(examples), 4 * tokenizer.concurrency))]
+        while batch := list(islice(examples, 4 * tokenizer.concurrency)):
             yield from pool.map(plan_one, batch)
 
 

@@ -213,8 +213,9 @@ class Provider(ABC):
         return {}
 
     def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
-        """Told a run's suite, data source and examples (per task) before its requests are made: a provider that
-        answers from the data rather than from the prompt (the naive baselines) keeps what it needs."""
+        """Told a run's suite, data source and examples (per task) before their requests are made, a few at a time as
+        they are read: a provider that answers from the data rather than from the prompt (the naive baselines) keeps
+        what it needs."""
         return None
 
     def task_decoding(self, task: str) -> dict[str, Any]:

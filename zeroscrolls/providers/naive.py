@@ -95,6 +95,8 @@ class NaiveProvider(StreamingProvider):
         """(task, id) -> the example the learned rule reads."""
         self.notes: list[str] = []
         """Why the naive rules stand in for a suite's learned baseline (no train split)."""
+        self.looked_up: set[str] = set()
+        """Tasks whose rule the suite was asked for (once per task, however the examples arrive)."""
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         return {"seed": self.seed, "naive_rules": RULES_VERSION}
@@ -103,14 +105,15 @@ class NaiveProvider(StreamingProvider):
         if suite.naive_baseline is None:
             return
         for task, items in examples.items():
-            rule = suite.naive_baseline(task, source)
-            if rule is None:
-                continue
-            if rule.note is not None:
-                self.notes.append(rule.note)
-                continue
-            self.rules[task] = rule
-            self.examples.update(((task, ex.id), ex) for ex in items)
+            if task not in self.looked_up:
+                self.looked_up.add(task)
+                rule = suite.naive_baseline(task, source)
+                if rule is not None and rule.note is not None:
+                    self.notes.append(rule.note)
+                elif rule is not None:
+                    self.rules[task] = rule
+            if task in self.rules:
+                self.examples.update(((task, ex.id), ex) for ex in items)
 
     def task_decoding(self, task: str) -> dict[str, Any]:
         rule = self.rules.get(task)

@@ -7,7 +7,7 @@ suite's module only when it is chosen, as providers do.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -32,8 +32,9 @@ BUILTIN_SUITES: dict[str, str] = {
     "narrativexl": "zeroscrolls.suites.narrativexl.suite:SUITE",
 }
 
-RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], list[Example]]
-"""(task, split, data source, the suite's templates) -> the task's examples, references grouped by id."""
+RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], Iterable[Example]]
+"""(task, split, data source, the suite's templates) -> the task's examples, references grouped by id; an iterator
+lets a run hold one example's document at a time rather than the whole task's."""
 TaskLister = Callable[[DataSource, str], list[str]]
 """(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
 SelectedReader = Callable[[str, str, DataSource, Mapping[str, Template], Selection], list[Example]]
@@ -176,12 +177,26 @@ class Suite:
     ) -> list[Example]:
         """One task's examples (those of `selection`, when given); rows follow the packaged templates' layout unless
         `templates` are given."""
+        return list(self.iter_examples(task, split, source, templates, selection))
+
+    def iter_examples(
+        self,
+        task: str,
+        split: str,
+        source: DataSource,
+        templates: Mapping[str, Template] | None = None,
+        selection: Selection | None = None,
+    ) -> Iterator[Example]:
+        """`load_examples` one at a time, in dataset order: a run counts and plans a task without holding every
+        document of it (a selection is drawn from the whole task unless the suite reads only what it selects)."""
         name, layouts = self.get_task(task).name, templates or self.load_templates()
         if selection is None:
-            return self.read_rows(name, split, source, layouts)
+            return iter(self.read_rows(name, split, source, layouts))
         if self.read_selected is not None:
-            return self.read_selected(name, split, source, layouts, selection)
-        return select(self.read_rows(name, split, source, layouts), selection, f"{self.title} {name}/{split}")
+            return iter(self.read_selected(name, split, source, layouts, selection))
+        return iter(
+            select(list(self.read_rows(name, split, source, layouts)), selection, f"{self.title} {name}/{split}")
+        )
 
     def available_tasks(self, source: DataSource, split: str) -> list[str]:
         """The suite's tasks `source` holds for `split`, in the official order."""

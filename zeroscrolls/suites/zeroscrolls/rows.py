@@ -5,10 +5,9 @@ or are derived from the text by the rule of spec §2.2 when a row has none.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+from collections.abc import Iterator, Mapping
 
-from zeroscrolls.data import DataSource, Example, derive_spans, read_rows
+from zeroscrolls.data import DataSource, Example, derive_spans, read_rows, references_by_id
 from zeroscrolls.errors import UsageError
 from zeroscrolls.templates import Template, load_templates
 
@@ -37,6 +36,14 @@ def load_examples(
 ) -> list[Example]:
     """All examples of one task and split, references grouped by id in file order (spec §2.1); `templates` give
     the layout (default: the packaged ones)."""
+    return list(iter_examples(task, split, source, templates))
+
+
+def iter_examples(
+    task: str, split: str, source: DataSource, templates: Mapping[str, Template] | None = None
+) -> Iterator[Example]:
+    """`load_examples` one at a time: the references are gathered first (ids and outputs only), then each example is
+    built at its id's first row, so one document is held at a time."""
     template = (templates or load_templates())[task]
     path = source.task_file(task, split)
     if path is None:
@@ -44,14 +51,11 @@ def load_examples(
             f"{source.describe()} has no {task}/{split}.jsonl; tasks available there: "
             f"{', '.join(source.available_tasks(split)) or 'none'}"
         )
-    examples: dict[str, Example] = {}
-    refs: dict[str, list[str]] = {}
+    refs = references_by_id(path)
     for where, row in read_rows(path):
-        output = row.get("output")
         ex_id = row["id"]
-        if ex_id in examples:
-            if output:
-                refs[ex_id].append(output)
+        outputs = refs.pop(ex_id, None)
+        if outputs is None:  # a later row of an example already built
             continue
         text = row["input"]
         if all(row.get(f) is not None for f in INDEX_FIELDS):
@@ -69,10 +73,10 @@ def load_examples(
                     "has no index fields to locate the document and query"
                 )
         sep = row.get("truncation_seperator")
-        ex = Example(task, ex_id, text, (), *spans, truncation_separator=sep if isinstance(sep, str) else None)
+        ex = Example(
+            task, ex_id, text, tuple(outputs), *spans, truncation_separator=sep if isinstance(sep, str) else None
+        )
         problem = _check_spans(ex, template.query_header, template.response_header)
         if problem:
             raise UsageError(f"{where}: {problem}")
-        examples[ex_id] = ex
-        refs[ex_id] = [output] if output else []
-    return [replace(ex, outputs=tuple(refs[ex.id])) for ex in examples.values()]
+        yield ex
