@@ -24,6 +24,7 @@ from tests.narrativexl_release import (
 from zeroscrolls.cli.main import app
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
+from zeroscrolls.sampling import Selection, sample_indices
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.metric import copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.summaries import HIERARCHY_HEADER, SCENE_HEADER, read_scene_table, table_files
@@ -253,3 +254,34 @@ def test_read_along_alone_on_a_release_with_tables(release: Path, tmp_path: Path
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "r" / "manifest.json").read_text())["tasks"] == ["read_along"]
     assert "baseline" not in result.output
+
+
+def select_from(release: Path, task: str, selection: Selection) -> list[str]:
+    suite = resolve_suite("narrativexl")
+    return [e.id for e in suite.load_examples(task, "validation", DataSource.parse(str(release)), None, selection)]
+
+
+def break_scene_table(release: Path, book: str, scenes: int) -> None:
+    rows = summary_rows(book, scenes)
+    rows[0][5] = "Maybe"
+    write_table(release / "TrueAndFalseSummaries" / f"{book}.tagseparated", SCENE_HEADER, rows)
+
+
+def test_books_read_only_their_own_tables(release: Path) -> None:
+    break_scene_table(release, "84", 4)
+    chosen = Selection(books=("1342",))
+    assert select_from(release, "scene_reconstruction", chosen) == [i for i in SCENE_IDS if i.startswith("1342-")]
+    assert select_from(release, "hierarchical_reconstruction", chosen) == ["1342-3-0", "1342-5-0"]
+    with pytest.raises(UsageError, match="84.tagseparated: data row 0: Failure 'Maybe'"):
+        select_from(release, "scene_reconstruction", Selection(books=("84",)))
+
+
+def test_a_sample_reads_the_text_of_its_books_only(release: Path) -> None:
+    """Items are counted without the books' text; only the books of the items drawn are read whole and built."""
+    seed = next(s for s in range(100) if sample_indices([{}] * 4, 1, s) == [3])
+    break_scene_table(release, "84", 4)  # hierarchical items are counted from their own table alone
+    assert select_from(release, "hierarchical_reconstruction", Selection(sample=1, seed=seed)) == ["1342-5-0"]
+    sampled = select_from(
+        make_release(release.parent / "whole", summaries=True), "scene_reconstruction", Selection(sample=5, seed=2)
+    )
+    assert sampled == [SCENE_IDS[i] for i in sample_indices([{}] * len(SCENE_IDS), 5, 2)]

@@ -16,14 +16,14 @@ book ends in the joined text (one tuple per book, shared by its questions; the d
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import UsageError
-from zeroscrolls.sampling import Selection, check_books, sample_indices, select
+from zeroscrolls.sampling import Selection, check_books, sample_indices
 from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of
 from zeroscrolls.suites.narrativexl.release import (
     NUM_OPTIONS,
@@ -38,10 +38,12 @@ from zeroscrolls.suites.narrativexl.release import (
 from zeroscrolls.suites.narrativexl.summaries import (
     HIERARCHY_FOLDER,
     SCENE_FOLDER,
+    Distortion,
     SummaryTable,
     hierarchy_tables,
     scene_tables,
     summary_folder,
+    table_files,
 )
 from zeroscrolls.suites.narrativexl.tasks import RECONSTRUCTION_TASKS
 from zeroscrolls.templates import Template
@@ -76,9 +78,9 @@ def load_selected(
     """The questions of `--books`, sampled by `--sample` evenly across retention bucket x type strata. Examples
     are built only for the questions chosen (by `build`, default one per question): each holds the book so far, and
     the release's ~727k questions are far too many to build whole; the books are read once to choose and once more
-    to build. Reconstruction tasks are read whole, then narrowed by book and sampled uniformly."""
+    to build. Reconstruction tasks are narrowed by book and sampled uniformly (`reconstruction_examples`)."""
     if task in RECONSTRUCTION_TASKS:
-        return select(reconstruction_examples(task, source, templates[task]), chosen, f"NarrativeXL {task}")
+        return reconstruction_examples(task, source, templates[task], chosen)
     files = source_books(source)
     if chosen.books is not None:
         by_id = {path.stem: path for path in files}
@@ -166,9 +168,13 @@ def laid_out(
     return Example(task, example_id, text, (answer,), document_start, document_end, query_start, query_end, facts=facts)
 
 
-def reconstruction_examples(task: str, source: DataSource, template: Template) -> list[Example]:
-    """One example per distorted summary of the task's table, books in Gutenberg id order; the rows left out
-    (no true summary, or no distorted one) are said on stderr."""
+def reconstruction_examples(
+    task: str, source: DataSource, template: Template, chosen: Selection | None = None
+) -> list[Example]:
+    """One example per distorted summary of the task's table, books in Gutenberg id order; with `chosen`, of its
+    `--books` only, sampled uniformly by `--sample`. Each example holds its whole book, so a sample counts the
+    items first (without the hierarchical task's book text) and builds only those drawn, reading only their books'
+    text. The rows left out (no true summary, or no distorted one) are said on stderr."""
     root = release_root(source)
     absent = [f for f in TABLES_NEEDED[task] if summary_folder(root, f) is None]
     if absent:
@@ -177,14 +183,43 @@ def reconstruction_examples(task: str, source: DataSource, template: Template) -
             "file per book, named <gutenberg_id> with any suffix, e.g. 84.tagseparated); there is no such folder. "
             "Pass the unpacked release, or run the tasks it holds (`--tasks read_along`)"
         )
-    tables = list(scene_tables(root) if task == "scene_reconstruction" else hierarchy_tables(root))
-    _say_skipped(task, tables)
-    return [reconstruction_example(task, table, i, template) for table in tables for i in range(len(table.items))]
+    chosen = chosen or Selection()
+    books = None
+    if chosen.books is not None:
+        folder = root / TABLES_NEEDED[task][-1]
+        check_books(chosen.books, list(table_files(folder)), str(folder))
+        books = set(chosen.books)
+    if chosen.sample is None:
+        tables = list(_summary_tables(task, root, books))
+        _say_skipped(task, tables)
+        return [reconstruction_example(task, table, item, template) for table in tables for item in table.items]
+    found: list[tuple[str, str]] = []  # (book, item id) only: a book's text goes once its items are counted
+    skipped: list[SummaryTable] = []
+    for table in _summary_tables(task, root, books, with_text=False):
+        found += [(table.book.id, item.id) for item in table.items]
+        if table.skipped:
+            skipped.append(table)
+    _say_skipped(task, skipped)
+    wanted: dict[str, set[str]] = {}
+    for index in sample_indices([{}] * len(found), chosen.sample, chosen.seed):
+        book, item_id = found[index]
+        wanted.setdefault(book, set()).add(item_id)
+    return [
+        reconstruction_example(task, table, item, template)
+        for table in _summary_tables(task, root, set(wanted))
+        for item in table.items
+        if item.id in wanted[table.book.id]
+    ]
 
 
-def reconstruction_example(task: str, table: SummaryTable, index: int, template: Template) -> Example:
+def _summary_tables(task: str, root: Path, books: set[str] | None, with_text: bool = True) -> Iterator[SummaryTable]:
+    if task == "scene_reconstruction":
+        return scene_tables(root, books)
+    return hierarchy_tables(root, books, with_text)
+
+
+def reconstruction_example(task: str, table: SummaryTable, item: Distortion, template: Template) -> Example:
     """The example of one distorted summary: the whole book (the question is asked at its end), then the summary."""
-    item = table.items[index]
     facts: dict[str, Any] = {"book": item.book, "row": item.row}
     if item.level is not None:
         facts["level"] = item.level

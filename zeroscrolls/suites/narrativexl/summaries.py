@@ -19,7 +19,7 @@ suffix. Separators and encodings are the questions' (release.py's `read_table`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,10 +91,11 @@ def table_files(folder: Path) -> dict[str, Path]:
     return dict(sorted(found.items(), key=lambda item: book_order(item[0])))
 
 
-def scene_tables(root: Path) -> Iterator[SummaryTable]:
-    """Every book of `root/TrueAndFalseSummaries`, in Gutenberg id order."""
+def scene_tables(root: Path, books: Collection[str] | None = None) -> Iterator[SummaryTable]:
+    """The books of `root/TrueAndFalseSummaries` (those of `books` when given), in Gutenberg id order."""
     for book, path in table_files(root / SCENE_FOLDER).items():
-        yield read_scene_table(path, book)
+        if books is None or book in books:
+            yield read_scene_table(path, book)
 
 
 def read_scene_table(path: Path, book: str) -> SummaryTable:
@@ -119,17 +120,23 @@ def read_scene_table(path: Path, book: str) -> SummaryTable:
     return SummaryTable(Book(book, tuple(scenes), ()), tuple(items), tuple(skipped), path)
 
 
-def hierarchy_tables(root: Path) -> Iterator[SummaryTable]:
-    """Every book of `root/HierarchicalSummaries`, with its text from the book's scene table, in Gutenberg id
-    order; a book without a scene table is a usage error (its text is there and nowhere else in the tables)."""
+def hierarchy_tables(
+    root: Path, books: Collection[str] | None = None, with_text: bool = True
+) -> Iterator[SummaryTable]:
+    """The books of `root/HierarchicalSummaries` (those of `books` when given), in Gutenberg id order, with their
+    text from the book's scene table (without `with_text`: no scenes, and the scene table is not read); a book
+    without a scene table is a usage error (its text is there and nowhere else in the tables)."""
     scene_files = table_files(root / SCENE_FOLDER)
     for book, path in table_files(root / HIERARCHY_FOLDER).items():
+        if books is not None and book not in books:
+            continue
         if book not in scene_files:
             raise UsageError(
                 f"{path}: book {book} has no file in {root / SCENE_FOLDER}; its hierarchical summaries are asked "
                 f"after reading the book, whose text is that folder's BookChunks column"
             )
-        yield read_hierarchy_table(path, read_scene_table(scene_files[book], book).book)
+        text = read_scene_table(scene_files[book], book).book if with_text else Book(book, (), ())
+        yield read_hierarchy_table(path, text)
 
 
 def read_hierarchy_table(path: Path, book: Book) -> SummaryTable:
