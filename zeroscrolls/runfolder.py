@@ -9,10 +9,12 @@ of another configuration, or one that is not a run folder, unless told to (`--ov
 
 from __future__ import annotations
 
+import importlib
 import json
 import platform
 import re
 import tempfile
+import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -178,6 +180,14 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
     text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, drawn)
     write_text(folder.report, text)
     write_json(folder.manifest, manifest)
+
+
+def import_plots_early() -> None:
+    """Import the plotting module (matplotlib, about a second) in a background thread while requests are in flight,
+    so writing the run after its last answer does not wait for it; the lazy import in `write_run` waits on this one."""
+    threading.Thread(
+        target=importlib.import_module, args=("zeroscrolls.plots",), name="import-plots", daemon=True
+    ).start()
 
 
 def write_running(plan: Plan, totals: Totals, started: str) -> None:

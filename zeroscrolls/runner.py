@@ -462,6 +462,7 @@ class _Sending:
                 except OSError as exc:
                     raise cannot_write_run(exc, plan.folder.root) from None
                 results.may_write()
+                runfolder.import_plots_early()
             self.misses += len(todo)
             yield todo
 
