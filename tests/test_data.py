@@ -17,6 +17,7 @@ from tests.synthetic import synthetic_rows
 from zeroscrolls.data import DataSource
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.zeroscrolls.suite import SUITE
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,6 +55,19 @@ def test_references_are_grouped_by_id_in_file_order(tmp_path: Path) -> None:
     examples = load_examples("musique", "validation", DataSource.parse(str(tmp_path)))
     assert [ex.id for ex in examples] == [row["id"], other["id"]]
     assert examples[0].outputs == ("first", "second", "third")
+
+
+def test_counting_takes_rows_of_one_id_as_one_example_and_checks_rows_as_reading_does(tmp_path: Path) -> None:
+    row, other = synthetic_rows("musique", 2)
+    write_rows(tmp_path / "ok", "musique", [row, other, row | {"output": "second"}])
+    assert SUITE.count_examples("musique", "validation", DataSource.parse(str(tmp_path / "ok"))) == 2
+    write_rows(tmp_path / "bad", "musique", [row, other | {"query_start_index": 0}])
+    bad = DataSource.parse(str(tmp_path / "bad"))
+    with pytest.raises(UsageError) as read:
+        load_examples("musique", "validation", bad)
+    with pytest.raises(UsageError) as counted:
+        SUITE.count_examples("musique", "validation", bad)
+    assert str(counted.value) == str(read.value) and ":2: " in str(read.value)
 
 
 def test_spans_are_derived_when_index_fields_are_absent(tmp_path: Path) -> None:

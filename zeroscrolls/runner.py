@@ -128,7 +128,11 @@ def plan_run(
             )
             yield from _plan_task(_told(provider, suite, config.data, task, read(task)), planning, truncator)
 
-    counts = {task: sum(1 for _ in read(task)) for task in tasks}  # one document at a time, tokenizes nothing
+    def count(task: str) -> int:  # every row checked, one document at a time, nothing tokenized
+        n = suite.count_examples(task, config.split, config.data, layouts, config.selection)
+        return n if config.limit is None else min(n, config.limit)
+
+    counts = {task: count(task) for task in tasks}
     return Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
 
 

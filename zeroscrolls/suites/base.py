@@ -35,6 +35,8 @@ BUILTIN_SUITES: dict[str, str] = {
 RowReader = Callable[[str, str, DataSource, Mapping[str, Template]], Iterable[Example]]
 """(task, split, data source, the suite's templates) -> the task's examples, references grouped by id; an iterator
 lets a run hold one example's document at a time rather than the whole task's."""
+RowCounter = Callable[[str, str, DataSource, Mapping[str, Template]], int]
+"""`RowReader`'s arguments -> how many examples it would give, each row checked, without building the task."""
 TaskLister = Callable[[DataSource, str], list[str]]
 """(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
 SelectedReader = Callable[[str, str, DataSource, Mapping[str, Template], Selection], list[Example]]
@@ -137,6 +139,9 @@ class Suite:
     prompt_modes: Mapping[str, Callable[[Suite], Suite]] = field(default_factory=dict)
     """Other protocols `--prompt-mode NAME` selects: NAME -> how the suite becomes that protocol (NarrativeXL:
     "paper", the authors' prompt with every question of a step at once)."""
+    count_rows: RowCounter | None = None
+    """Counts a task's examples in one pass (ZeroSCROLLS: distinct ids), for a reader that reads its rows twice to
+    build them one at a time. None: the examples are built one at a time and counted."""
     read_selected: SelectedReader | None = None
     """Reads only the examples `--books`/`--sample` select (NarrativeXL: sampled by retention and type). None: the
     rows are read whole, then narrowed by book and sampled uniformly (sampling.select)."""
@@ -197,6 +202,19 @@ class Suite:
         return iter(
             select(list(self.read_rows(name, split, source, layouts)), selection, f"{self.title} {name}/{split}")
         )
+
+    def count_examples(
+        self,
+        task: str,
+        split: str,
+        source: DataSource,
+        templates: Mapping[str, Template] | None = None,
+        selection: Selection | None = None,
+    ) -> int:
+        """How many examples `iter_examples` gives, every row checked, holding one document at a time."""
+        if selection is None and self.count_rows is not None:
+            return self.count_rows(self.get_task(task).name, split, source, templates or self.load_templates())
+        return sum(1 for _ in self.iter_examples(task, split, source, templates, selection))
 
     def available_tasks(self, source: DataSource, split: str) -> list[str]:
         """The suite's tasks `source` holds for `split`, in the official order."""

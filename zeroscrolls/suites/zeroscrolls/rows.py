@@ -6,6 +6,7 @@ or are derived from the text by the rule of spec §2.2 when a row has none.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 from zeroscrolls.data import DataSource, Example, derive_spans, read_rows, references_by_id
 from zeroscrolls.errors import UsageError
@@ -45,38 +46,57 @@ def iter_examples(
     """`load_examples` one at a time: the references are gathered first (ids and outputs only), then each example is
     built at its id's first row, so one document is held at a time."""
     template = (templates or load_templates())[task]
+    path = _task_file(task, split, source)
+    refs = references_by_id(path)
+    for where, row in read_rows(path):
+        outputs = refs.pop(row["id"], None)
+        if outputs is not None:  # None: a later row of an example already built
+            yield _example(task, template, where, row, tuple(outputs))
+
+
+def count_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> int:
+    """How many examples the task holds (distinct ids), each checked as `iter_examples` checks it, in one pass and
+    holding no document: what a run counts before it plans."""
+    template = templates[task]
+    seen: set[str] = set()
+    for where, row in read_rows(_task_file(task, split, source)):
+        if row["id"] not in seen:
+            seen.add(row["id"])
+            _example(task, template, where, row, ())
+    return len(seen)
+
+
+def _task_file(task: str, split: str, source: DataSource) -> Path:
     path = source.task_file(task, split)
     if path is None:
         raise UsageError(
             f"{source.describe()} has no {task}/{split}.jsonl; tasks available there: "
             f"{', '.join(source.available_tasks(split)) or 'none'}"
         )
-    refs = references_by_id(path)
-    for where, row in read_rows(path):
-        ex_id = row["id"]
-        outputs = refs.pop(ex_id, None)
-        if outputs is None:  # a later row of an example already built
-            continue
-        text = row["input"]
-        if all(row.get(f) is not None for f in INDEX_FIELDS):
-            values = [row[f] for f in INDEX_FIELDS]
-            bad = [f for f, v in zip(INDEX_FIELDS, values, strict=True) if not isinstance(v, int)]
-            if bad:
-                raise UsageError(f"{where}: field {bad[0]!r} must be an integer")
-            spans = tuple(values)
-        else:
-            spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
-            if spans is None:
-                raise UsageError(
-                    f"{where}: field 'input' does not follow the {task} layout (instruction, "
-                    f"{template.context_header!r}, document, query, {template.response_header!r}) and the row "
-                    "has no index fields to locate the document and query"
-                )
-        sep = row.get("truncation_seperator")
-        ex = Example(
-            task, ex_id, text, tuple(outputs), *spans, truncation_separator=sep if isinstance(sep, str) else None
-        )
-        problem = _check_spans(ex, template.query_header, template.response_header)
-        if problem:
-            raise UsageError(f"{where}: {problem}")
-        yield ex
+    return path
+
+
+def _example(task: str, template: Template, where: str, row: dict, outputs: tuple[str, ...]) -> Example:
+    """The example of its id's first row, or a `UsageError` naming the file and line."""
+    ex_id = row["id"]
+    text = row["input"]
+    if all(row.get(f) is not None for f in INDEX_FIELDS):
+        values = [row[f] for f in INDEX_FIELDS]
+        bad = [f for f, v in zip(INDEX_FIELDS, values, strict=True) if not isinstance(v, int)]
+        if bad:
+            raise UsageError(f"{where}: field {bad[0]!r} must be an integer")
+        spans = tuple(values)
+    else:
+        spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
+        if spans is None:
+            raise UsageError(
+                f"{where}: field 'input' does not follow the {task} layout (instruction, "
+                f"{template.context_header!r}, document, query, {template.response_header!r}) and the row "
+                "has no index fields to locate the document and query"
+            )
+    sep = row.get("truncation_seperator")
+    ex = Example(task, ex_id, text, outputs, *spans, truncation_separator=sep if isinstance(sep, str) else None)
+    problem = _check_spans(ex, template.query_header, template.response_header)
+    if problem:
+        raise UsageError(f"{where}: {problem}")
+    return ex

@@ -5,7 +5,7 @@ from __future__ import annotations
 from zeroscrolls.metrics import aggregate, score_example
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.zeroscrolls.paper import PAPER
-from zeroscrolls.suites.zeroscrolls.rows import iter_examples
+from zeroscrolls.suites.zeroscrolls.rows import count_examples, iter_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, SUBMISSION_FILE, SUBMISSION_ORDER, TASKS
 
 SUITE = Suite(
@@ -14,6 +14,7 @@ SUITE = Suite(
     tasks=TASKS,
     prompt_folders=(PROMPTS,),
     read_rows=iter_examples,
+    count_rows=count_examples,
     score_example=score_example,
     aggregate_task=aggregate,
     format_diagnostics=True,
