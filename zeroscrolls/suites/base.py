@@ -17,7 +17,7 @@ from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.plugins import find, installed, load_target
-from zeroscrolls.sampling import Selection, select
+from zeroscrolls.sampling import Selection, sample_indices, select
 from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
 from zeroscrolls.templates import Template, read_templates
@@ -39,8 +39,10 @@ RowCounter = Callable[[str, str, DataSource, Mapping[str, Template]], int]
 """`RowReader`'s arguments -> how many examples it would give, each row checked, without building the task."""
 TaskLister = Callable[[DataSource, str], list[str]]
 """(data source, split) -> the suite's tasks the source holds, for data not laid out as `<task>/<split>.jsonl`."""
-SelectedReader = Callable[[str, str, DataSource, Mapping[str, Template], Selection], list[Example]]
+SelectedReader = Callable[[str, str, DataSource, Mapping[str, Template], Selection], Iterable[Example]]
 """`RowReader` with the run's `--books`/`--sample` applied while reading, for data too big to build whole."""
+SelectedCounter = Callable[[str, str, DataSource, Mapping[str, Template], Selection], int]
+"""`SelectedReader`'s arguments -> how many examples it would give, each row checked, without building them."""
 AnswerMapper = Callable[[Example, str], str]
 """(example, the model's answer) -> the prediction in the form the suite's official scorer compares."""
 BaselineScorer = Callable[[str, Sequence[Example]], dict[str, float] | None]
@@ -144,7 +146,11 @@ class Suite:
     build them one at a time. None: the examples are built one at a time and counted."""
     read_selected: SelectedReader | None = None
     """Reads only the examples `--books`/`--sample` select (NarrativeXL: sampled by retention and type). None: the
-    rows are read whole, then narrowed by book and sampled uniformly (sampling.select)."""
+    rows are read whole, then narrowed by book and sampled uniformly (sampling.select); a sample without `--books`
+    is drawn from the count alone and read one example at a time."""
+    count_selected: SelectedCounter | None = None
+    """Counts the examples `read_selected` gives without building them (NarrativeXL: from ids and facts). None:
+    they are built one at a time and counted."""
 
     @property
     def scores_name(self) -> str:
@@ -199,6 +205,10 @@ class Suite:
             return iter(self.read_rows(name, split, source, layouts))
         if self.read_selected is not None:
             return iter(self.read_selected(name, split, source, layouts, selection))
+        if selection.books is None and selection.sample is not None:  # uniform: which ones depends on the count
+            total = self.count_examples(name, split, source, layouts)
+            taken = set(sample_indices([{}] * total, selection.sample, selection.seed))
+            return (ex for index, ex in enumerate(self.read_rows(name, split, source, layouts)) if index in taken)
         return iter(
             select(list(self.read_rows(name, split, source, layouts)), selection, f"{self.title} {name}/{split}")
         )
@@ -212,9 +222,14 @@ class Suite:
         selection: Selection | None = None,
     ) -> int:
         """How many examples `iter_examples` gives, every row checked, holding one document at a time."""
+        name, layouts = self.get_task(task).name, templates or self.load_templates()
         if selection is None and self.count_rows is not None:
-            return self.count_rows(self.get_task(task).name, split, source, templates or self.load_templates())
-        return sum(1 for _ in self.iter_examples(task, split, source, templates, selection))
+            return self.count_rows(name, split, source, layouts)
+        if selection is not None and self.read_selected is not None and self.count_selected is not None:
+            return self.count_selected(name, split, source, layouts, selection)
+        if selection is not None and self.read_selected is None and selection.books is None and selection.sample:
+            return min(selection.sample, self.count_examples(name, split, source, layouts))  # a uniform sample
+        return sum(1 for _ in self.iter_examples(name, split, source, layouts, selection))
 
     def available_tasks(self, source: DataSource, split: str) -> list[str]:
         """The suite's tasks `source` holds for `split`, in the official order."""

@@ -13,14 +13,15 @@ the suite's answer mapping (`Suite.official_answer`) then gives each question it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from importlib import resources
 from itertools import groupby
 
 from zeroscrolls.data import DataSource, Example
+from zeroscrolls.sampling import Selection
 from zeroscrolls.suites.base import RowReader, Suite
-from zeroscrolls.suites.narrativexl.release import Book, Question, read_books
+from zeroscrolls.suites.narrativexl.release import Book, Question
 from zeroscrolls.suites.narrativexl.rows import book_so_far, load_selected, question_facts, scene_ends
 from zeroscrolls.templates import Template
 
@@ -59,21 +60,21 @@ def paper_mode(suite: Suite) -> Suite:
 
 def load_examples(
     task: str, split: str, source: DataSource, templates: Mapping[str, Template], others: RowReader
-) -> list[Example]:
+) -> Iterable[Example]:
     """`read_along`: one example per question, each with its step's prompt as input, books in order, steps in
-    reading order; other tasks: the suite's own rows (`others`)."""
+    reading order, one book's text and one step's prompt (shared by its questions) built at a time; other tasks:
+    the suite's own rows (`others`)."""
     if task != TASK:
         return others(task, split, source, templates)
-    return [example for book in read_books(source) for example in book_steps(task, book, templates[task])]
+    return load_selected(task, split, source, templates, Selection(), build=book_steps)
 
 
-def book_steps(task: str, book: Book, template: Template) -> list[Example]:
-    """The examples of one book's questions, step by step, each with its step's prompt."""
+def book_steps(task: str, book: Book, template: Template) -> Iterator[Example]:
+    """The examples of one book's questions, step by step, each with its step's prompt; a step's prompt is built
+    when its first question is taken."""
     ends = scene_ends(book)
-    found = []
     for _, step in groupby(book.questions, key=lambda q: q.row):
-        found.extend(step_examples(task, book, list(step), template, ends))
-    return found
+        yield from step_examples(task, book, list(step), template, ends)
 
 
 def step_examples(

@@ -57,11 +57,14 @@ TABLES_NEEDED = {
 """The summary folders each reconstruction task reads (the hierarchical one takes the book from the scene table)."""
 
 
-BookExamples = Callable[[str, Book, Template], list[Example]]
-"""(task, book, template) -> the read-along examples of one book's questions, laid out as a prompt mode lays them."""
+BookExamples = Callable[[str, Book, Template], Iterable[Example]]
+"""(task, book, template) -> the read-along examples of one book's questions, laid out as a prompt mode lays them,
+each built as it is taken."""
+Wanted = Mapping[Path, set[str] | None]
+"""Book file -> the ids of its questions a selection takes (None: all of them), books in Gutenberg id order."""
 
 
-def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
+def load_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> Iterator[Example]:
     """Every question (or distorted summary) of every book in the source; NarrativeXL has no splits, so `split`
     selects nothing."""
     return load_selected(task, split, source, templates, Selection())
@@ -74,21 +77,44 @@ def load_selected(
     templates: Mapping[str, Template],
     chosen: Selection,
     build: BookExamples | None = None,
-) -> list[Example]:
-    """The questions of `--books`, sampled by `--sample` evenly across retention bucket x type strata. Examples
-    are built only for the questions chosen (by `build`, default one per question): each holds the book so far, and
-    the release's ~727k questions are far too many to build whole; the books are read once to choose and once more
-    to build. Reconstruction tasks are narrowed by book and sampled uniformly (`reconstruction_examples`)."""
+) -> Iterator[Example]:
+    """The questions of `--books`, sampled by `--sample` evenly across retention bucket x type strata, one at a
+    time in book order. One book's text is held at a time, and each question's context (the book so far) is built
+    as it is taken: the release's ~727k questions are far too many to build whole. A sample is drawn from ids and
+    facts first (`chosen_questions`), so its books are read once to choose and once more to build. Reconstruction
+    tasks are narrowed by book and sampled uniformly (`reconstruction_examples`)."""
     if task in RECONSTRUCTION_TASKS:
         return reconstruction_examples(task, source, templates[task], chosen)
+    return _build(task, templates[task], chosen_questions(source, chosen), build or book_examples)
+
+
+def count_selected(
+    task: str, split: str, source: DataSource, templates: Mapping[str, Template], chosen: Selection | None
+) -> int:
+    """How many examples `load_selected` gives (every question of a prompt mode is its own example), each row
+    checked, without building any: question files are read one at a time and only their questions counted."""
+    chosen = chosen or Selection()
+    if task in RECONSTRUCTION_TASKS:
+        return count_reconstruction(task, source, chosen)
+    wanted = chosen_questions(source, chosen)
+    return sum(len(read_book(path).questions) if ids is None else len(ids) for path, ids in wanted.items())
+
+
+def count_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> int:
+    """How many examples `load_examples` gives (`count_selected` of every question)."""
+    return count_selected(task, split, source, templates, None)
+
+
+def chosen_questions(source: DataSource, chosen: Selection) -> Wanted:
+    """The questions `chosen` takes, per book file (unknown `--books` are a usage error). A sample reads every
+    chosen book's questions to draw from their ids and facts, one book's text at a time."""
     files = source_books(source)
     if chosen.books is not None:
         by_id = {path.stem: path for path in files}
         check_books(chosen.books, list(by_id), str(questions_folder(source)))
         files = [path for book, path in by_id.items() if book in chosen.books]
-    build = build or book_examples
     if chosen.sample is None:
-        return _build(task, templates[task], {path: None for path in files}, build)
+        return {path: None for path in files}
     found: list[tuple[Path, str]] = []  # ids and facts only: a book's text goes once its questions are counted
     facts: list[dict[str, object]] = []
     for path in files:
@@ -99,7 +125,7 @@ def load_selected(
     for index in sample_indices(facts, chosen.sample, chosen.seed, question_stratum):
         path, question = found[index]
         wanted.setdefault(path, set()).add(question)
-    return _build(task, templates[task], wanted, build)
+    return wanted
 
 
 def question_stratum(facts: Mapping[str, Any]) -> tuple[str, str]:
@@ -107,20 +133,18 @@ def question_stratum(facts: Mapping[str, Any]) -> tuple[str, str]:
     return bucket_of(int(facts["retention"]), RETENTION_BUCKETS), str(facts["type"])
 
 
-def book_examples(task: str, book: Book, template: Template) -> list[Example]:
-    """One example per question of `book`, its context the book so far (the default mode)."""
+def book_examples(task: str, book: Book, template: Template) -> Iterator[Example]:
+    """One example per question of `book`, its context the book so far (the default mode), built as it is taken."""
     ends = scene_ends(book)
-    return [question_example(task, book, q, template, ends) for q in book.questions]
+    return (question_example(task, book, q, template, ends) for q in book.questions)
 
 
-def _build(task: str, template: Template, wanted: Mapping[Path, set[str] | None], build: BookExamples) -> list[Example]:
-    """The examples of the questions `wanted` names per book file (None: all of its questions), in book order."""
-    return [
-        example
-        for path, ids in wanted.items()
-        for example in build(task, read_book(path), template)
-        if ids is None or example.id in ids
-    ]
+def _build(task: str, template: Template, wanted: Wanted, build: BookExamples) -> Iterator[Example]:
+    """The examples of the questions `wanted` names per book file (None: all of its questions), in book order; a
+    book is read when its first example is taken."""
+    for path, ids in wanted.items():
+        book = read_book(path)
+        yield from (example for example in build(task, book, template) if ids is None or example.id in ids)
 
 
 def available_tasks(source: DataSource, split: str) -> list[str]:
@@ -170,12 +194,41 @@ def laid_out(
 
 def reconstruction_examples(
     task: str, source: DataSource, template: Template, chosen: Selection | None = None
-) -> list[Example]:
+) -> Iterator[Example]:
     """One example per distorted summary of the task's table, books in Gutenberg id order; with `chosen`, of its
-    `--books` only, sampled uniformly by `--sample`. Each example holds its whole book, so a sample counts the
-    items first (without the hierarchical task's book text) and builds only those drawn, reading only their books'
-    text. The rows left out (no true summary, or no distorted one) are said on stderr."""
+    `--books` only, sampled uniformly by `--sample`. Each example holds its whole book: one book's table is held at
+    a time and its examples built as they are taken. A sample counts the items first (without the hierarchical
+    task's book text) and builds only those drawn, reading only their books' text. The rows left out (no true
+    summary, or no distorted one) are said on stderr once they are all known."""
     root = release_root(source)
+    chosen = chosen or Selection()
+    books = _reconstruction_books(task, root, chosen)
+    if chosen.sample is None:
+        return _reconstruction_stream(task, root, template, books, None)
+    found: list[tuple[str, str]] = []  # (book, item id) only: a book's text goes once its items are counted
+    skipped: list[tuple[Path, int]] = []
+    for table in _summary_tables(task, root, books, with_text=False):
+        found += [(table.book.id, item.id) for item in table.items]
+        skipped += [(table.path, row) for row in table.skipped]
+    _say_skipped(task, skipped)
+    wanted: dict[str, set[str]] = {}
+    for index in sample_indices([{}] * len(found), chosen.sample, chosen.seed):
+        book, item_id = found[index]
+        wanted.setdefault(book, set()).add(item_id)
+    return _reconstruction_stream(task, root, template, set(wanted), wanted)
+
+
+def count_reconstruction(task: str, source: DataSource, chosen: Selection) -> int:
+    """How many examples `reconstruction_examples` gives, its tables read and checked as it reads them for
+    choosing, one book at a time and without building any example."""
+    root = release_root(source)
+    tables = _summary_tables(task, root, _reconstruction_books(task, root, chosen), with_text=chosen.sample is None)
+    total = sum(len(table.items) for table in tables)
+    return total if chosen.sample is None else min(total, chosen.sample)  # a uniform sample (sample_indices)
+
+
+def _reconstruction_books(task: str, root: Path, chosen: Selection) -> set[str] | None:
+    """The books `--books` names (None: all), checked against the task's table folder, which must be there."""
     absent = [f for f in TABLES_NEEDED[task] if summary_folder(root, f) is None]
     if absent:
         raise UsageError(
@@ -183,33 +236,25 @@ def reconstruction_examples(
             "file per book, named <gutenberg_id> with any suffix, e.g. 84.tagseparated); there is no such folder. "
             "Pass the unpacked release, or run the tasks it holds (`--tasks read_along`)"
         )
-    chosen = chosen or Selection()
-    books = None
-    if chosen.books is not None:
-        folder = root / TABLES_NEEDED[task][-1]
-        check_books(chosen.books, list(table_files(folder)), str(folder))
-        books = set(chosen.books)
-    if chosen.sample is None:
-        tables = list(_summary_tables(task, root, books))
-        _say_skipped(task, tables)
-        return [reconstruction_example(task, table, item, template) for table in tables for item in table.items]
-    found: list[tuple[str, str]] = []  # (book, item id) only: a book's text goes once its items are counted
-    skipped: list[SummaryTable] = []
-    for table in _summary_tables(task, root, books, with_text=False):
-        found += [(table.book.id, item.id) for item in table.items]
-        if table.skipped:
-            skipped.append(table)
-    _say_skipped(task, skipped)
-    wanted: dict[str, set[str]] = {}
-    for index in sample_indices([{}] * len(found), chosen.sample, chosen.seed):
-        book, item_id = found[index]
-        wanted.setdefault(book, set()).add(item_id)
-    return [
-        reconstruction_example(task, table, item, template)
-        for table in _summary_tables(task, root, set(wanted))
-        for item in table.items
-        if item.id in wanted[table.book.id]
-    ]
+    if chosen.books is None:
+        return None
+    folder = root / TABLES_NEEDED[task][-1]
+    check_books(chosen.books, list(table_files(folder)), str(folder))
+    return set(chosen.books)
+
+
+def _reconstruction_stream(
+    task: str, root: Path, template: Template, books: set[str] | None, wanted: Mapping[str, set[str]] | None
+) -> Iterator[Example]:
+    """The examples of the items `wanted` names per book (None: every item of `books`), one table at a time."""
+    skipped: list[tuple[Path, int]] = []
+    for table in _summary_tables(task, root, books):
+        for item in table.items:
+            if wanted is None or item.id in wanted[table.book.id]:
+                yield reconstruction_example(task, table, item, template)
+        skipped += [(table.path, row) for row in table.skipped]
+    if wanted is None:  # a sample said them when it drew
+        _say_skipped(task, skipped)
 
 
 def _summary_tables(task: str, root: Path, books: set[str] | None, with_text: bool = True) -> Iterator[SummaryTable]:
@@ -227,8 +272,8 @@ def reconstruction_example(task: str, table: SummaryTable, item: Distortion, tem
     return laid_out(task, item.id, document, item.distorted, item.true, template, facts)
 
 
-def _say_skipped(task: str, tables: Iterable[SummaryTable]) -> None:
-    skipped = [(t.path, row) for t in tables for row in t.skipped]
+def _say_skipped(task: str, skipped: list[tuple[Path, int]]) -> None:
+    """Says on stderr how many rows (file, data row) gave no item, and the first of them."""
     if skipped:
         why = "no true summary (marked Fail)" if task == "scene_reconstruction" else "no distorted summary ('None')"
         path, row = skipped[0]

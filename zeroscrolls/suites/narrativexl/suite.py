@@ -7,7 +7,13 @@ from zeroscrolls.suites.narrativexl.analysis import group_examples
 from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.naive import naive_baseline
 from zeroscrolls.suites.narrativexl.paper import MODE, paper_mode
-from zeroscrolls.suites.narrativexl.rows import available_tasks, load_examples, load_selected
+from zeroscrolls.suites.narrativexl.rows import (
+    available_tasks,
+    count_rows,
+    count_selected,
+    load_examples,
+    load_selected,
+)
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes
 from zeroscrolls.suites.narrativexl.tasks import PROMPTS, TASKS
 
@@ -26,4 +32,6 @@ SUITE = Suite(
     prompt_modes={MODE: paper_mode},
     naive_baseline=naive_baseline,
     read_selected=load_selected,
+    count_rows=count_rows,
+    count_selected=count_selected,
 )

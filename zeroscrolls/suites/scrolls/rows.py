@@ -9,10 +9,11 @@ the "(D)" marker. Summarization inputs are the raw document. Test rows have a nu
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zeroscrolls.data import DataSource, Example, read_rows
+from zeroscrolls.data import DataSource, Example, read_rows, references_by_id
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.tasks import get_task
@@ -74,28 +75,41 @@ def parse_options(query: str) -> tuple[str, ...]:
 
 def read_examples(task: str, path: Path) -> list[ScrollsExample]:
     """Every example of one SCROLLS JSONL file, references grouped by id in file order."""
-    examples: dict[str, ScrollsExample] = {}
-    refs: dict[str, list[str]] = {}
+    return list(iter_file(task, path))
+
+
+def iter_file(task: str, path: Path) -> Iterator[ScrollsExample]:
+    """`read_examples` one at a time: the references are gathered first (ids and outputs only), then each example is
+    built at its id's first row, so one document is held at a time."""
+    refs = references_by_id(path)
     for where, row in read_rows(path):
-        output = row.get("output")
-        if row["id"] in examples:
-            if output:
-                refs[row["id"]].append(output)
-            continue
-        try:
-            query, document = split_input(task, row["input"])
-            options = parse_options(query) if task == "quality" else ()
-        except ValueError as exc:
-            raise UsageError(f"{where}: {exc}; is this a SCROLLS {task} file?") from None
-        is_hard = row.get("is_hard")
-        examples[row["id"]] = ScrollsExample(
-            task, row["id"], query, document, (), options, is_hard if isinstance(is_hard, bool) else None
-        )
-        refs[row["id"]] = [output] if output else []
-    return [
-        ScrollsExample(ex.task, ex.id, ex.query, ex.document, tuple(refs[ex.id]), ex.options, ex.is_hard)
-        for ex in examples.values()
-    ]
+        outputs = refs.pop(row["id"], None)
+        if outputs is not None:  # None: a later row of an example already built
+            yield _example(task, where, row, tuple(outputs))
+
+
+def count_file(task: str, path: Path) -> int:
+    """How many examples one SCROLLS JSONL file holds (distinct ids), each checked as `iter_file` checks it, in one
+    pass and holding no document."""
+    seen: set[str] = set()
+    for where, row in read_rows(path):
+        if row["id"] not in seen:
+            seen.add(row["id"])
+            _example(task, where, row, ())
+    return len(seen)
+
+
+def _example(task: str, where: str, row: dict, outputs: tuple[str, ...]) -> ScrollsExample:
+    """The example of its id's first row, or a `UsageError` naming the file and line."""
+    try:
+        query, document = split_input(task, row["input"])
+        options = parse_options(query) if task == "quality" else ()
+    except ValueError as exc:
+        raise UsageError(f"{where}: {exc}; is this a SCROLLS {task} file?") from None
+    is_hard = row.get("is_hard")
+    return ScrollsExample(
+        task, row["id"], query, document, outputs, options, is_hard if isinstance(is_hard, bool) else None
+    )
 
 
 def has_split(source: DataSource, task: str, split: str) -> bool:
@@ -127,6 +141,16 @@ def task_file(source: DataSource, task: str, split: str) -> Path:
 def load_examples(task: str, split: str, source: DataSource) -> list[ScrollsExample]:
     """All examples of one SCROLLS task and split."""
     return read_examples(task, task_file(source, task, split))
+
+
+def iter_examples(task: str, split: str, source: DataSource) -> Iterator[ScrollsExample]:
+    """`load_examples` one at a time (`iter_file`)."""
+    return iter_file(task, task_file(source, task, split))
+
+
+def count_examples(task: str, split: str, source: DataSource) -> int:
+    """How many examples `load_examples` gives (`count_file`)."""
+    return count_file(task, task_file(source, task, split))
 
 
 def to_example(example: ScrollsExample, template: Template) -> Example:

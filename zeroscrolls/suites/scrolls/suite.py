@@ -3,7 +3,7 @@ ZeroSCROLLS' prompts byte for byte; the official SCROLLS metric; answers mapped 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.suites.base import NaiveRule, Suite
@@ -11,15 +11,20 @@ from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import choices, official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
 from zeroscrolls.suites.scrolls.paper import PAPER
-from zeroscrolls.suites.scrolls.rows import load_examples, to_example
+from zeroscrolls.suites.scrolls.rows import count_examples, iter_examples, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
 from zeroscrolls.templates import Template
 
 
-def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> list[Example]:
-    """One task's SCROLLS rows as examples in the ZeroSCROLLS layout of its template."""
-    return [to_example(ex, templates[task]) for ex in load_examples(task, split, source)]
+def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> Iterator[Example]:
+    """One task's SCROLLS rows as examples in the ZeroSCROLLS layout of its template, one at a time."""
+    return (to_example(ex, templates[task]) for ex in iter_examples(task, split, source))
+
+
+def count_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> int:
+    """How many examples `read_rows` gives, each row checked, in one pass (the layout cannot fail)."""
+    return count_examples(task, split, source)
 
 
 def naive_baseline(task: str, source: DataSource) -> NaiveRule:
@@ -36,6 +41,7 @@ SUITE = Suite(
     tasks=TASKS,
     prompt_folders=(PROMPTS, ZEROSCROLLS_PROMPTS),
     read_rows=read_rows,
+    count_rows=count_rows,
     score_example=metric.score_example,
     aggregate_task=metric.aggregate,
     format_diagnostics=True,
