@@ -109,6 +109,28 @@ def test_cli_refuses_a_folder_that_is_no_release(tmp_path: Path) -> None:
     assert broken.exit_code == 2 and "5.questions_shortform: header row is WHEN_ASKED, x" in broken.output
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["prompt", "--task", "read_along", "--id", "84-0-0", "--model", "gpt-4"],
+        ["run", "--model", "naive", "--dry-run"],
+        ["sweep", "--model", "naive", "--max-tokens", "1000", "--dry-run"],
+        ["score", "{pred}"],
+    ],
+)
+def test_a_missing_data_folder_is_named_with_the_release_layout(tmp_path: Path, command: list[str]) -> None:
+    missing, predictions = tmp_path / "no-release-here", tmp_path / "predictions"
+    predictions.mkdir()
+    (predictions / "read_along.json").write_text(json.dumps({"84-0-0": "1"}), encoding="utf-8")
+    args = [arg.replace("{pred}", str(predictions)) for arg in command]
+    result = CliRunner().invoke(app, [*args, "--suite", "narrativexl", "--data", str(missing)])
+    assert result.exit_code == 2, result.output
+    assert f"--data {missing}: no such folder; pass the unpacked NarrativeXL release (the folder holding " in (
+        result.stderr
+    )
+    assert "Questions/substituted/shortform/" in result.stderr and "<task>/<split>.jsonl" not in result.stderr
+
+
 def test_prompt_styles(release: Path) -> None:
     args = ["prompt", "--suite", "narrativexl", "--task", "read_along", "--id", "84-1-0", "--data", str(release)]
     completion = CliRunner().invoke(app, [*args, "--model", "gpt-3.5-turbo-instruct"])

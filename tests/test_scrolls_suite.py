@@ -106,3 +106,12 @@ def test_scrolls_scores_are_called_validation_zero_shot(real_data_dir: Path, tmp
     report = (run / "report.md").read_text("utf-8")
     assert "## SCROLLS validation, zero-shot scores (7 of 7 tasks)" in report
     assert "**SCROLLS validation, zero-shot score: " in report
+
+
+def test_a_missing_data_folder_names_what_scrolls_reads(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["run", "--suite", "scrolls", "--model", "naive", "--data", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert "no such folder; pass a folder holding <task>/<split>.jsonl (the SCROLLS zips unpacked), or 'hub'" in (
+        result.stderr
+    )
+    assert "bundled sample" not in result.stderr  # SCROLLS has none

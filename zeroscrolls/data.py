@@ -22,6 +22,11 @@ from zeroscrolls.tasks import TASKS
 
 HUB_REPO = "tau/zero_scrolls"
 SPLITS = ("validation", "test")
+DATA_HINT = (
+    "pass a folder holding <task>/<split>.jsonl, 'sample' for the bundled sample, or 'hub' to download from the "
+    "Hugging Face Hub"
+)
+"""What `--data` may be, as a missing folder's message says it (a suite reading another layout says its own)."""
 
 Fact = str | int | tuple[int, ...] | None
 """One value of `Example.facts`: a label, a count, offsets, or None where the data has no such value."""
@@ -83,17 +88,16 @@ class DataSource:
     with one request to the Hub."""
 
     @classmethod
-    def parse(cls, spec: str, revision: str | None = None) -> DataSource:
+    def parse(cls, spec: str, revision: str | None = None, hint: str = DATA_HINT) -> DataSource:
+        """The source `--data spec` names; a folder that is not there is a usage error ending in `hint` (the
+        suite's `Suite.data_hint`)."""
         if spec == "sample":
             return cls("sample")
         if spec == "hub":
             return cls("hub", revision=revision)
         path = Path(spec).expanduser()
         if not path.is_dir():
-            raise UsageError(
-                f"--data {spec}: no such folder; pass a folder holding <task>/<split>.jsonl, "
-                "'sample' for the bundled sample, or 'hub' to download from the Hugging Face Hub"
-            )
+            raise UsageError(f"--data {spec}: no such folder; {hint}")
         return cls("dir", path=path)
 
     def describe(self, hub_repo: str = HUB_REPO) -> str:

@@ -115,7 +115,7 @@ def verify(
     except InvalidSubmission as exc:
         err.print(f"[red]invalid submission:[/red] {exc}")
         raise typer.Exit(1) from None
-    test_ids = load_test_ids(DataSource.parse(data), chosen)
+    test_ids = load_test_ids(DataSource.parse(data, hint=chosen.data_hint), chosen)
     for task, ex_id in duplicate_ids(frame):
         err.print(f"[yellow]warning:[/yellow] {task}/{ex_id} has more than one row; the leaderboard keeps the last")
     checks = verify_submission(frame, test_ids, tasks)

@@ -56,7 +56,7 @@ def prompt(
     chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     info = chosen.get_task(task)
     templates = chosen.load_templates(prompts)
-    source = DataSource.parse(data)
+    source = DataSource.parse(data, hint=chosen.data_hint)
     layouts = None if prompts else templates  # rows follow the packaged templates' layout whatever --prompts says
     picked = selection(books, sample, seed)
     examples = {ex.id: ex for ex in chosen.load_examples(task, split, source, layouts, picked)}

@@ -138,7 +138,7 @@ def run(
         split=split,
         limit=limit,
         selection=selection(books, sample, seed),
-        data=DataSource.parse(data),
+        data=DataSource.parse(data, hint=chosen.data_hint),
         prompts=prompts,
         output=output,
         run_name=run_name,

@@ -62,7 +62,9 @@ def score(
             raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
     manifest = pred / "manifest.json"
     run = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
-    source = run_data_source(pred, run) if data is None and run else DataSource.parse(data or "hub")
+    source = (
+        run_data_source(pred, run) if data is None and run else DataSource.parse(data or "hub", hint=chosen.data_hint)
+    )
     picked = run_selection(run)  # a sampled run is scored on its sample
     examples = {task: chosen.load_examples(task, split, source, selection=picked) for task in selected}
     result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict, suite=chosen)

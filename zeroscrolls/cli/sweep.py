@@ -144,7 +144,7 @@ def sweep(
             split=split,
             limit=limit,
             selection=selection(books, sample, seed),
-            data=DataSource.parse(data),
+            data=DataSource.parse(data, hint=chosen.data_hint),
             prompts=prompts,
             output=output,
             concurrency=concurrency,
@@ -281,7 +281,9 @@ def compare(
         raise UsageError(f"--resamples must be at least 1, got {resamples}")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     chosen = resolve_suite(suite)
-    runs = comparison.load_runs(comparison.find_runs(paths), DataSource.parse(data) if data else None, chosen)
+    runs = comparison.load_runs(
+        comparison.find_runs(paths), DataSource.parse(data, hint=chosen.data_hint) if data else None, chosen
+    )
     for warning in comparison.manifest_warnings(runs):
         err.print(f"[yellow]warning:[/yellow] {warning}")
     boot = Bootstrap(resamples=resamples, seed=seed, suite=chosen)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zeroscrolls.breakdowns import Groupings
-from zeroscrolls.data import HUB_REPO, DataSource, Example, hub_revision
+from zeroscrolls.data import DATA_HINT, HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.plugins import find, installed, load_target
@@ -109,6 +109,8 @@ class Suite:
     """The name `zeroscrolls export` gives the CSV inside the run folder."""
     list_tasks: TaskLister | None = None
     """Which tasks a data source holds, when its layout is not `<task>/<split>.jsonl` (None: that layout)."""
+    data_hint: str = DATA_HINT
+    """What `--data` may be for this suite, said when the folder it names is not there (`DataSource.parse`)."""
     hub_repo: str = HUB_REPO
     """The Hugging Face Hub dataset `--data hub` reads, as the manifest names it."""
     revision_of: Callable[[DataSource, str], str | None] = hub_revision

@@ -26,6 +26,11 @@ NUM_OPTIONS = 6
 """Every question has six numbered options; option 6 is always "None of the above."."""
 SUFFIX = ".questions_shortform"
 DEFAULT_VARIANT = "substituted"
+DATA_HINT = (
+    f"pass the unpacked NarrativeXL release (the folder holding Questions/{DEFAULT_VARIANT}/shortform/) or a folder of "
+    f"*{SUFFIX} files; `zeroscrolls data fetch narrativexl --to DIR` downloads and unpacks the release"
+)
+"""What `--data` is for NarrativeXL, as a missing folder's message says it (`Suite.data_hint`)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from zeroscrolls.suites.narrativexl.analysis import group_examples
 from zeroscrolls.suites.narrativexl.metric import aggregate, copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.naive import naive_baseline
 from zeroscrolls.suites.narrativexl.paper import MODE, paper_mode
+from zeroscrolls.suites.narrativexl.release import DATA_HINT
 from zeroscrolls.suites.narrativexl.rows import (
     available_tasks,
     count_rows,
@@ -26,6 +27,7 @@ SUITE = Suite(
     score_example=score_example,
     aggregate_task=aggregate,
     list_tasks=available_tasks,
+    data_hint=DATA_HINT,
     baselines={"copy_input": copy_input_scores},
     record_fields=kept_scenes,
     group_examples=group_examples,

@@ -47,6 +47,8 @@ SUITE = Suite(
     format_diagnostics=True,
     submission_order=tuple(TASKS),
     submission_file="scrolls_predictions.csv",
+    data_hint="pass a folder holding <task>/<split>.jsonl (the SCROLLS zips unpacked), or 'hub' to download from "
+    "the Hugging Face Hub",
     hub_repo=HUB_REPO,
     revision_of=cached_revision,
     official_answer=official_prediction,
