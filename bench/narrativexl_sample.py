@@ -33,18 +33,25 @@ RELEASE_BOOKS = 1500
 RELEASE_QUESTIONS = 727_000
 
 
+def write_release(root: Path, books: int, scenes: int = SCENES) -> Path:
+    """`root` as an unpacked release of `books` books (ids from 1000) of `scenes` scenes of ~SCENE_CHARS characters;
+    returns the question folder."""
+    folder = root / "Questions" / "substituted" / "shortform"
+    filler = " ".join(["the reader walks on"] * (SCENE_CHARS // 20))
+    for book in range(books):
+        rows = recall_rows(str(1000 + book), scenes)
+        for row in rows:
+            row[1] = f"{row[1]} {filler}"
+            row[2] = f"...{row[1]}..."
+        write_book(folder / f"{1000 + book}.questions_shortform", rows)
+    return folder
+
+
 def main() -> None:
     books = int(sys.argv[1]) if len(sys.argv) > 1 else 60
     suite = resolve_suite("narrativexl")
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "Questions" / "substituted" / "shortform"
-        filler = " ".join(["the reader walks on"] * (SCENE_CHARS // 20))
-        for book in range(books):
-            rows = recall_rows(str(1000 + book), SCENES)
-            for row in rows:
-                row[1] = f"{row[1]} {filler}"
-                row[2] = f"...{row[1]}..."
-            write_book(folder / f"{1000 + book}.questions_shortform", rows)
+        folder = write_release(Path(tmp), books)
         size = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
         questions = (
             sum(len(cell.split(LIST_SEPARATOR)) for row in recall_rows("0", SCENES) for cell in row[3:4]) * books
