@@ -11,6 +11,10 @@ Each question's facts say what the analyses group by: book, row, question type, 
 (row - retention; None when option 6, "None of the above.", is right) and `scene_ends`, where each scene of the
 book ends in the joined text (one tuple per book, shared by its questions; the document of row r is
 `scene_ends[r]` characters long), so a record can tell which scenes a truncated prompt kept without the text.
+
+Examples are built one at a time as they are taken: `read_along` holds one book (its scenes) and the document of the
+question being built, a reconstruction task one book's summary table; counting (`count_selected`) reads the files
+and builds no example.
 """
 
 from __future__ import annotations
