@@ -193,7 +193,7 @@ def timed(command: list[str], server: ApiServer, log: Path, env: dict[str, str])
     usage: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     if usage["code"] != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
-        raise RuntimeError(f"exited with {usage['code']}; the end of its output ({log}):\n{tail}")
+        raise RuntimeError(f"exited with {usage['code']}; the end of its output:\n{tail}")
     arrivals = [call.at for call in server.received]
     if not arrivals:
         raise RuntimeError("sent nothing")
