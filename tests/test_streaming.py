@@ -8,7 +8,7 @@ import gc
 import json
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from tests.api_server import ApiServer
 from tests.synthetic import synthetic_rows
 from zeroscrolls.cache import GenerationCache
 from zeroscrolls.data import DataSource, Example
-from zeroscrolls.runner import RunConfig, execute, plan_run
+from zeroscrolls.runner import PLAN_CHUNK, RunConfig, execute, plan_run
 from zeroscrolls.suites.zeroscrolls.suite import SUITE
 from zeroscrolls.tokenizers import WhitespaceTokenizer
 from zeroscrolls.truncation import Truncator
@@ -34,6 +34,23 @@ class TimedTokenizer(WhitespaceTokenizer):
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         self.times.append(time.monotonic())
         return super().encode(text, add_special_tokens)
+
+
+class BatchingTokenizer(WhitespaceTokenizer):
+    """The whitespace tokenizer with a batch encoder, noting what it encodes in batches and what alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+        self.alone: list[str] = []
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        self.alone.append(text)
+        return super().encode(text, add_special_tokens)
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]:
+        self.batches.append(list(texts))
+        return [WhitespaceTokenizer.encode(self, text, add_special_tokens) for text in texts]
 
 
 @pytest.fixture
@@ -88,7 +105,10 @@ def test_a_finished_run_keeps_no_prompt_or_document_and_writes_what_an_unstreame
         assert [r["key"] for r in records] == [p.key for p in whole[task]]
 
 
-def test_counting_and_planning_hold_one_example_of_a_task_at_a_time(server: ApiServer, tmp_path: Path) -> None:
+@pytest.mark.parametrize("tokenizer", [WhitespaceTokenizer(), BatchingTokenizer()], ids=["alone", "batches"])
+def test_counting_and_planning_hold_one_example_of_a_task_at_a_time(
+    server: ApiServer, tmp_path: Path, tokenizer: WhitespaceTokenizer
+) -> None:
     data = tmp_path / "data"
     (data / "musique").mkdir(parents=True)
     rows = synthetic_rows("musique", 30)
@@ -104,7 +124,12 @@ def test_counting_and_planning_hold_one_example_of_a_task_at_a_time(server: ApiS
             yield example
 
     run = dataclasses.replace(config(server, data, tmp_path), suite=dataclasses.replace(SUITE, read_rows=watched))
-    plan = plan_run(run, Truncator(WhitespaceTokenizer(), cache_size=64))
+    plan = plan_run(run, Truncator(tokenizer, cache_size=64))
     assert plan.counts == {"musique": 30} and most[0] <= 2  # counted with one document held at a time
     planned = [p.key for p in plan.stream()]  # each planned example let go of before the next is read
-    assert len(planned) == 30 and most[0] <= 2
+    if not isinstance(tokenizer, BatchingTokenizer):
+        assert len(planned) == 30 and most[0] <= 2
+        return
+    assert len(planned) == 30 and most[0] <= PLAN_CHUNK + 1  # a chunk encoded at once, then let go
+    assert [len(batch) for batch in tokenizer.batches] == [8, 8, 8, 6]
+    assert not {t for batch in tokenizer.batches for t in batch} & set(tokenizer.alone)  # no prompt encoded twice

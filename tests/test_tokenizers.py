@@ -22,6 +22,7 @@ from zeroscrolls.errors import UsageError
 from zeroscrolls.tokenizers import (
     OFFLINE_ENCODINGS,
     AnthropicTokenCounter,
+    BatchEncoder,
     Tokenizer,
     encoding_from_file,
     load_tokenizer,
@@ -271,3 +272,27 @@ def test_anthropic_cached_counts_work_without_key_or_network(
 def test_anthropic_unknown_model_is_a_usage_error(count_server: ApiServer) -> None:
     with pytest.raises(UsageError, match="does not know the model 'claude-v1.3'"):
         load_tokenizer("anthropic:claude-v1.3").count("hello")
+
+
+# --- batch encoding --------------------------------------------------------------------------------------------------
+
+BATCH_TEXTS = [
+    "Tom met Ann in Paris.",
+    "",
+    "The committee approved the new budget — café naïve 東京.\n\nSummary:\n" * 20,
+    "Special-token text <|endoftext|> stays plain text.",
+]
+
+
+def test_tiktoken_batch_encodes_each_text_as_encode_does() -> None:
+    tok = load_tokenizer("tiktoken:cl100k_base")
+    assert isinstance(tok, BatchEncoder)
+    assert tok.encode_batch(BATCH_TEXTS) == [tok.encode(text) for text in BATCH_TEXTS]
+
+
+def test_hf_batch_encodes_each_text_as_encode_does(tiny_t5_dir: Path) -> None:
+    tok = load_tokenizer(f"hf:{tiny_t5_dir}")
+    assert isinstance(tok, BatchEncoder)
+    for special in (False, True):
+        expected = [tok.encode(text, add_special_tokens=special) for text in BATCH_TEXTS]
+        assert tok.encode_batch(BATCH_TEXTS, add_special_tokens=special) == expected

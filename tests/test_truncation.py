@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from zeroscrolls.models import get_model
 from zeroscrolls.planning import fit_example
 from zeroscrolls.tasks import get_task
 from zeroscrolls.templates import PromptStyle, build_prompt, load_templates
-from zeroscrolls.tokenizers import Tokenizer, WhitespaceTokenizer, load_tokenizer
+from zeroscrolls.tokenizers import TiktokenTokenizer, Tokenizer, WhitespaceTokenizer, load_tokenizer, official_encoding
 from zeroscrolls.truncation import CHAT_OVERHEAD, Truncator
 
 TEMPLATES = load_templates()
@@ -219,3 +220,59 @@ def test_a_cut_document_is_tokenized_once() -> None:
     words, kept_words = len(document.split()), len(fitted.kept_document.split())
     assert abs(fitted.record.document_tokens - words) <= 1  # the prompt less the prompt without its document
     assert fitted.record.kept_fraction == pytest.approx(kept_words / words, abs=2 / words)
+
+
+class NotingTiktoken(TiktokenTokenizer):
+    """cl100k_base, noting each text it encodes one at a time."""
+
+    def __init__(self) -> None:
+        super().__init__(official_encoding("cl100k_base"))
+        self.encoded: list[str] = []
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        self.encoded.append(text)
+        return super().encode(text, add_special_tokens)
+
+
+@pytest.mark.parametrize("max_tokens", [4096, 8192])
+def test_prompts_encoded_ahead_in_a_batch_fit_exactly_as_one_at_a_time(real_data_dir: Path, max_tokens: int) -> None:
+    profile = dataclasses.replace(get_model("gpt-4"), max_tokens=max_tokens)
+    examples = [ex for task in REAL_TASKS for ex in real_examples(real_data_dir, task)[:3]]
+    one_at_a_time = [
+        fit_example(ex, TEMPLATES[ex.task], profile, Truncator(TiktokenTokenizer(official_encoding("cl100k_base"))))
+        for ex in examples
+    ]
+    noting = NotingTiktoken()
+    ahead = Truncator(noting, cache_size=64)
+    assert ahead.batches
+    fitted = []
+    for start in range(0, len(examples), 8):
+        chunk = examples[start : start + 8]
+        prompts = [build_prompt(ex, TEMPLATES[ex.task], profile.prompt_style, get_task(ex.task)) for ex in chunk]
+        ahead.prefetch(prompts)
+        fitted += [fit_example(ex, TEMPLATES[ex.task], profile, ahead) for ex in chunk]
+        assert not {p.text for p in prompts} & set(noting.encoded)  # whole prompts came from the batch
+    assert fitted == one_at_a_time
+
+
+def test_seq2seq_prompts_encoded_ahead_keep_their_eos(tmp_path: Path) -> None:
+    tokenizer = load_tokenizer(f"hf:{build_tiny_t5_tokenizer(tmp_path)}")
+    profile = dataclasses.replace(get_model("google/flan-t5-xxl"), max_tokens=256)
+    ex = example("narrative_qa", "Tom met Ann in Paris. " * 200, "Where did Tom meet Ann?")
+    expected = fit_example(ex, TEMPLATES["narrative_qa"], profile, Truncator(tokenizer))
+    ahead = Truncator(tokenizer)
+    ahead.prefetch([build_prompt(ex, TEMPLATES["narrative_qa"], profile.prompt_style)], encoder_decoder=True)
+    assert fit_example(ex, TEMPLATES["narrative_qa"], profile, ahead) == expected
+    assert (
+        expected.record.truncated
+        and expected.token_ids is not None
+        and expected.token_ids[-1] == tokenizer.eos_token_id
+    )
+
+
+def test_a_tokenizer_without_a_batch_encoder_encodes_nothing_ahead() -> None:
+    tokenizer = WhitespaceTokenizer()
+    truncator = Truncator(tokenizer)
+    ex = example("narrative_qa", "Tom met Ann in Paris.", "Where?")
+    truncator.prefetch([build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)])
+    assert not truncator.batches and tokenizer.count("Tom") == 1 and len(tokenizer._pieces) == 0  # nothing encoded

@@ -45,7 +45,7 @@ from zeroscrolls.runtypes import (
 from zeroscrolls.scheduler import CostCap, generate_all, generate_claimed
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.task import Task
-from zeroscrolls.templates import Template
+from zeroscrolls.templates import Template, build_prompt
 from zeroscrolls.tokenizers import AnthropicTokenCounter
 from zeroscrolls.truncation import Truncator
 
@@ -117,16 +117,19 @@ def plan_run(
 
     def source() -> Iterator[PlannedExample]:
         for task in tasks:
+            template, in_suite = templates[task], suite.get_task(task)
             planning = partial(
                 _plan_example,
-                template=templates[task],
-                task=suite.get_task(task),
+                template=template,
+                task=in_suite,
                 profile=profile,
                 provider=provider,
                 truncator=truncator,
                 suite=suite.name,
             )
-            yield from _plan_task(_told(provider, suite, config.data, task, read(task)), planning, truncator)
+            examples = _told(provider, suite, config.data, task, read(task))
+            encode_ahead = partial(_encode_ahead, truncator, template, profile, in_suite)
+            yield from _plan_task(examples, planning, truncator, encode_ahead)
 
     def count(task: str) -> int:  # every row checked, one document at a time, nothing tokenized
         n = suite.count_examples(task, config.split, config.data, layouts, config.selection)
@@ -153,17 +156,41 @@ def _told(
 
 
 def _plan_task(
-    examples: Iterator[Example], plan_one: Callable[[Example], PlannedExample], truncator: Truncator
+    examples: Iterator[Example],
+    plan_one: Callable[[Example], PlannedExample],
+    truncator: Truncator,
+    encode_ahead: Callable[[list[Example]], None],
 ) -> Iterator[PlannedExample]:
-    """Plan one task's examples in order as they are read, holding none once planned; a count-only tokenizer
-    (each count a request) counts several at once."""
+    """Plan one task's examples in order as they are read, holding none once planned. A tokenizer that encodes
+    batches on every core takes a few examples at a time, their whole prompts encoded in one batch first; a
+    count-only tokenizer (each count a request) counts several at once."""
     tokenizer = truncator.tokenizer
+    if truncator.batches:
+        while chunk := list(islice(examples, PLAN_CHUNK)):
+            encode_ahead(chunk)
+            yield from map(plan_one, chunk)
+            chunk.clear()  # the chunk's examples go before the next chunk is read
+        return
     if not isinstance(tokenizer, AnthropicTokenCounter):
         yield from map(plan_one, examples)
         return
     with ThreadPoolExecutor(tokenizer.concurrency, thread_name_prefix="count-tokens") as pool:
         while batch := list(islice(examples, 4 * tokenizer.concurrency)):
             yield from pool.map(plan_one, batch)
+
+
+def _encode_ahead(
+    truncator: Truncator, template: Template, profile: ModelProfile, task: Task, chunk: list[Example]
+) -> None:
+    """Encode the untruncated prompts `_plan_example` will fit, in one batch on every core. An example whose
+    prompt cannot be built is left out: its error comes when it is planned."""
+    prompts = []
+    for example in chunk:
+        try:
+            prompts.append(build_prompt(example, template, profile.prompt_style, task))
+        except ExampleError:
+            continue
+    truncator.prefetch(prompts, encoder_decoder=profile.encoder_decoder)
 
 
 def _check_config(config: RunConfig) -> None:

@@ -12,6 +12,7 @@ import base64
 import functools
 import gzip
 import hashlib
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -49,6 +50,14 @@ class Tokenizer(TokenCounter, Protocol):
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]: ...
 
     def decode(self, ids: Sequence[int]) -> str: ...
+
+
+@runtime_checkable
+class BatchEncoder(Protocol):
+    """A tokenizer that encodes several texts at once on every core (tiktoken's threads, a fast Hugging Face
+    tokenizer's Rust batch), each exactly as `encode` would."""
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]: ...
 
 
 class WhitespaceTokenizer:
@@ -228,6 +237,11 @@ class TiktokenTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         return self.encoding.encode(text, disallowed_special=())
 
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]:
+        """One thread per core, each encoding with the GIL released."""
+        threads = max(1, min(len(texts), os.cpu_count() or 1))
+        return self.encoding.encode_batch(list(texts), num_threads=threads, disallowed_special=())
+
     def decode(self, ids: Sequence[int]) -> str:
         return self.encoding.decode(list(ids))
 
@@ -253,6 +267,11 @@ class HFTokenizer:
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         # verbose=False: documents are longer than model_max_length on purpose, truncation follows
         return list(self.tokenizer.encode(text, add_special_tokens=add_special_tokens, verbose=False))
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]:
+        """A fast tokenizer encodes the batch in Rust on every core (TOKENIZERS_PARALLELISM permitting)."""
+        batch = self.tokenizer(list(texts), add_special_tokens=add_special_tokens, verbose=False)
+        return [list(ids) for ids in batch["input_ids"]]
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)

@@ -11,13 +11,13 @@ import functools
 import re
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
 from zeroscrolls.errors import ExampleError
 from zeroscrolls.templates import PromptParts
-from zeroscrolls.tokenizers import HFTokenizer, TokenCounter, Tokenizer, official_encoding, packaged_file
+from zeroscrolls.tokenizers import BatchEncoder, HFTokenizer, TokenCounter, Tokenizer, official_encoding, packaged_file
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -90,6 +90,15 @@ class _LRU(Generic[K, V]):
             self._items.move_to_end(key)
         return value
 
+    def put(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        if len(self._items) > self._size:
+            self._items.popitem(last=False)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
 
 class Truncator:
     """Truncates prompts with one tokenizer, remembering recent encodings so a sweep over budgets tokenizes each
@@ -100,6 +109,8 @@ class Truncator:
         self.tokenizer = tokenizer
         self._encodes = isinstance(tokenizer, Tokenizer)
         """Checked once: a runtime protocol check per encoding costs more than a short encoding."""
+        self.batches = self._encodes and isinstance(tokenizer, BatchEncoder)
+        """Whether `prefetch` encodes anything: the tokenizer encodes batches on every core."""
         self._ids: _LRU[tuple[str, bool], array[int]] = _LRU(cache_size)
         self._counts: _LRU[tuple[str, bool], int] = _LRU(4 * cache_size)
 
@@ -112,6 +123,21 @@ class Truncator:
     def _encode(self, text: str, special: bool = False) -> array[int]:
         tokenizer = cast(Tokenizer, self.tokenizer)
         return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
+
+    def prefetch(self, prompts: Sequence[PromptParts], encoder_decoder: bool = False) -> None:
+        """Encode, in one batch on every core, the whole prompts the next `fit` calls start from, so a planner
+        that fits a few examples at a time spreads tokenization over the cores. Exact: the batch encodes each text
+        as `encode` does. A tokenizer without a batch encoder (`batches`), or one that only counts, encodes nothing
+        here."""
+        if not self.batches:
+            return
+        tokenizer = cast(BatchEncoder, self.tokenizer)
+        special = encoder_decoder  # what `fit` encodes the whole prompt with
+        texts = list(dict.fromkeys(p.text for p in prompts if (p.text, special) not in self._ids))
+        if not texts:
+            return
+        for text, ids in zip(texts, tokenizer.encode_batch(texts, add_special_tokens=special), strict=True):
+            self._ids.put((text, special), array("I", ids))
 
     def _count(self, text: str, special: bool = False) -> int:
         tokenizer = cast(Tokenizer, self.tokenizer)
