@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -21,6 +20,8 @@ from zeroscrolls.atomic import write_atomic
 from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES
 
 if TYPE_CHECKING:
+    import pandas as pd  # sweeps pass frames; a run's plots need no pandas, so a run does not import it
+
     from zeroscrolls.breakdowns import Analysis, Breakdown
     from zeroscrolls.formats import FormatAnalysis
 
