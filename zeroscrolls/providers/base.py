@@ -6,6 +6,7 @@ through `resolve_provider`; a provider module is imported only when it is chosen
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -82,6 +83,12 @@ class Request:
 
     def key(self) -> str:
         """sha256 of `canonical()`: the cache key."""
+        return self._key
+
+    @functools.cached_property
+    def _key(self) -> str:
+        """Computed once: planning keys each request and its provider keys its answer, and canonical JSON of a
+        long prompt is not free."""
         return hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
 
     def canonical(self) -> str:
