@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from zeroscrolls.models import ModelProfile
     from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
     from zeroscrolls.templates import PromptStyle
-    from zeroscrolls.tokenizers import TokenCounter, Tokenizer
+    from zeroscrolls.tokenizers import BatchEncoder, TokenCounter, Tokenizer
 
 _PUBLIC = {
     "Provider": "zeroscrolls.providers.base",
@@ -24,12 +24,14 @@ _PUBLIC = {
     "FatalProviderError": "zeroscrolls.providers.base",
     "ModelProfile": "zeroscrolls.models",
     "PromptStyle": "zeroscrolls.templates",
+    "BatchEncoder": "zeroscrolls.tokenizers",
     "TokenCounter": "zeroscrolls.tokenizers",
     "Tokenizer": "zeroscrolls.tokenizers",
     "UsageError": "zeroscrolls.errors",
 }
 
 __all__ = [
+    "BatchEncoder",
     "FatalProviderError",
     "Generation",
     "ModelProfile",
