@@ -26,9 +26,9 @@ server received every prompt exactly once, with the same messages and max_tokens
 lm-eval and inspect_ai live in an environment of their own, outside the repository (neither is a dependency of
 zeroscrolls); lm-eval's API models need no torch:
 
-    python -m venv /work/bench-venv
-    /work/bench-venv/bin/pip install 'lm-eval[api]' inspect-ai openai
-    python bench/others.py --python /work/bench-venv/bin/python      (from the repository root, in our environment)
+    python -m venv ../bench-venv
+    ../bench-venv/bin/pip install 'lm-eval[api]' inspect-ai openai
+    python bench/others.py --python ../bench-venv/bin/python      (from the repository root, in our environment)
 """
 
 from __future__ import annotations
@@ -239,7 +239,8 @@ def main() -> None:
         data = work / "data"
         write_rows(copied_rows(COPIES), data)
         prompts = planned_prompts(data, work)
-        bench = Bench(args.python, work, data, prompts, work / "prompts", write_prompts(prompts, work / "prompts"))
+        python = str(Path(args.python).absolute())  # not resolved: a venv's python is a link to the base one
+        bench = Bench(python, work, data, prompts, work / "prompts", write_prompts(prompts, work / "prompts"))
         print(
             f"{len(prompts):,} prompts (gpt-4 at 8192 tokens, the real rows copied {COPIES} times), local server at "
             f"{LATENCY_S} s per request, concurrency {CONCURRENCY}"
