@@ -133,3 +133,36 @@ def test_counting_and_planning_hold_one_example_of_a_task_at_a_time(
     assert len(planned) == 30 and most[0] <= PLAN_CHUNK + 1  # a chunk encoded at once, then let go
     assert [len(batch) for batch in tokenizer.batches] == [8, 8, 8, 6]
     assert not {t for batch in tokenizer.batches for t in batch} & set(tokenizer.alone)  # no prompt encoded twice
+
+
+def marked(row: dict, n: int) -> dict:
+    """`row` with its document opening with its own marker, so every prompt of a task differs."""
+    marker, start = f"[{n}] ", row["document_start_index"]
+    shifted = {k: v + len(marker) for k, v in row.items() if k.endswith("_index") and v > start}
+    return row | shifted | {"input": row["input"][:start] + marker + row["input"][start:]}
+
+
+def test_requests_keep_leaving_while_a_finished_task_is_scored(server: ApiServer, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    for task in ("musique", "space_digest"):
+        (data / task).mkdir(parents=True)
+        rows = [marked(row, n) for n, row in enumerate(synthetic_rows(task, 20))]
+        (data / task / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    scoring: list[float] = []
+
+    def slow_for_musique(task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:
+        if task == "musique" and not scoring:  # once, as musique's score is computed after its last answer
+            scoring.append(time.monotonic())
+            time.sleep(1.0)
+            scoring.append(time.monotonic())
+        return SUITE.score_example(task, prediction, references)
+
+    run = dataclasses.replace(
+        config(server, data, tmp_path / "results", concurrency=1),
+        suite=dataclasses.replace(SUITE, score_example=slow_for_musique),
+    )
+    result = execute(plan_run(run), None, Console(quiet=True))
+    assert result.exit_code == 0 and len(server.received) == 40 and len(scoring) == 2
+    during = [c for c in server.received if scoring[0] < c.at < scoring[1]]
+    assert len(during) >= 5  # the event loop kept sending space_digest's requests (0.05 s each) meanwhile
+    assert result.scores is not None and set(result.scores.tasks) == {"musique", "space_digest"}

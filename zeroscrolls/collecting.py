@@ -3,12 +3,15 @@
 Each example has a slot in its task (dataset order, whatever order the answers come in); an answered example keeps
 only its prediction and record fields (`PlannedExample.settled`: no prompt, no document). A task is scored the
 moment its last answer is in and its predictions and records are written then, once the run may write (after the
-checks made before anything is paid for); the report, plots, scores.json and manifest follow at the end.
+checks made before anything is paid for); the report, plots, scores.json and manifest follow at the end. Scoring and
+writing run in a worker thread, one task after another, so the senders' event loop never waits for a metric; what
+fails there is raised where the run takes its next answer, or when it closes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from zeroscrolls import runfolder
@@ -71,7 +74,10 @@ class Results:
         self.written: set[str] = set()
         self._may_write = False
         self._finished: list[str] = []
-        """Tasks complete before the run may write."""
+        """Tasks complete before the run may write (touched only by the worker)."""
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix="score-tasks")
+        """Scores and writes complete tasks in the order they complete."""
+        self._jobs: list[Future[None]] = []
 
     def add(self, planned: PlannedExample) -> bool:
         """Take the next planned example; True when its request is new to this run (to be looked up and sent)."""
@@ -89,7 +95,8 @@ class Results:
         return new
 
     def answer(self, key: str, generation: Generation) -> int:
-        """Fill the slots waiting for `key`; returns how many."""
+        """Fill the slots waiting for `key`; returns how many. A task that failed to score or write raises here."""
+        self._raise_failed()
         self.answers[key] = generation
         waiting = self.waiting.pop(key, [])
         for slot, planned in waiting:
@@ -97,15 +104,19 @@ class Results:
         return len(waiting)
 
     def may_write(self) -> None:
-        """From now on each complete task is written at once (those complete already, now)."""
+        """From now on each complete task is written at once (those complete already, now). The flag is set before
+        the worker is asked to write what it holds back, so each task is written once, by one job or the other."""
         self._may_write = True
+        self._submit(self._write_finished)
+
+    def _write_finished(self) -> None:
         for task in self._finished:
             self._write(task)
         self._finished.clear()
 
     def close(self, load: Callable[[str], list[Example]]) -> dict[str, list[ExampleResult]]:
-        """Every task's results: what was not answered is 'not sent', examples never planned (a stopped run) are
-        loaded by `load` for their ids."""
+        """Every task's results, once every task is scored and written: what was not answered is 'not sent',
+        examples never planned (a stopped run) are loaded by `load` for their ids."""
         for key in list(self.waiting):
             for slot, planned in self.waiting.pop(key):
                 self._fill(planned.example.task, slot, example_result(planned, None, self.suite))
@@ -114,6 +125,8 @@ class Results:
                 for slot, example in enumerate(load(task)[self.planned[task] :], self.planned[task]):
                     settled = PlannedExample(example.without_document())
                     self._fill(task, slot, ExampleResult(settled, None, None, NOT_SENT))
+        self._worker.shutdown(wait=True)
+        self._raise_failed()
         return {task: [r for r in slots if r is not None] for task, slots in self.slots.items()}
 
     def benchmark(self) -> BenchmarkResult | None:
@@ -126,7 +139,15 @@ class Results:
         self.slots[task][slot] = result
         self.filled[task] += 1
         if self.filled[task] == len(self.slots[task]):
-            self._complete(task)
+            self._submit(lambda: self._complete(task))
+
+    def _submit(self, job: Callable[[], None]) -> None:
+        self._jobs.append(self._worker.submit(job))
+
+    def _raise_failed(self) -> None:
+        """Raise what a finished job raised (a task that could not be written: the run stops as it would have)."""
+        while self._jobs and self._jobs[0].done():
+            self._jobs.pop(0).result()
 
     def _complete(self, task: str) -> None:
         """Score the task by the suite's metric (rows without a prediction are left out and reported); write it."""
