@@ -247,6 +247,27 @@ def references_by_id(path: Path) -> dict[str, list[str]]:
     return refs
 
 
+def first_rows(path: Path) -> Iterator[tuple[str, dict, tuple[str, ...]]]:
+    """('file:line', row, its id's references) for each id's first row, in file order: the references are gathered
+    first (`references_by_id`), so grouping rows by id holds one document at a time."""
+    refs = references_by_id(path)
+    for where, row in read_rows(path):
+        outputs = refs.pop(row["id"], None)
+        if outputs is not None:  # None: a later row of an id already given
+            yield where, row, tuple(outputs)
+
+
+def count_ids(path: Path, check: Callable[[str, dict], object]) -> int:
+    """How many distinct ids a benchmark file holds, `check('file:line', row)` run on each id's first row (it
+    raises what building that example would), in one pass holding no document."""
+    seen: set[str] = set()
+    for where, row in read_rows(path):
+        if row["id"] not in seen:
+            seen.add(row["id"])
+            check(where, row)
+    return len(seen)
+
+
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, row) for each non-blank line; bytes that are not UTF-8 or lines that are not JSON objects are
     a `UsageError` naming the file and line, and so is a file without rows (a task of zero examples, which a run

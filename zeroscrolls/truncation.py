@@ -83,9 +83,8 @@ class _LRU(Generic[K, V]):
     def get(self, key: K, compute: Callable[[], V]) -> V:
         value = self._items.get(key)
         if value is None:
-            value = self._items[key] = compute()
-            if len(self._items) > self._size:
-                self._items.popitem(last=False)
+            value = compute()
+            self.put(key, value)
         else:
             self._items.move_to_end(key)
         return value

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zeroscrolls.data import DataSource, Example, read_rows, references_by_id
+from zeroscrolls.data import DataSource, Example, count_ids, first_rows
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.tasks import get_task
@@ -81,22 +81,14 @@ def read_examples(task: str, path: Path) -> list[ScrollsExample]:
 def iter_file(task: str, path: Path) -> Iterator[ScrollsExample]:
     """`read_examples` one at a time: the references are gathered first (ids and outputs only), then each example is
     built at its id's first row, so one document is held at a time."""
-    refs = references_by_id(path)
-    for where, row in read_rows(path):
-        outputs = refs.pop(row["id"], None)
-        if outputs is not None:  # None: a later row of an example already built
-            yield _example(task, where, row, tuple(outputs))
+    for where, row, outputs in first_rows(path):
+        yield _example(task, where, row, outputs)
 
 
 def count_file(task: str, path: Path) -> int:
     """How many examples one SCROLLS JSONL file holds (distinct ids), each checked as `iter_file` checks it, in one
     pass and holding no document."""
-    seen: set[str] = set()
-    for where, row in read_rows(path):
-        if row["id"] not in seen:
-            seen.add(row["id"])
-            _example(task, where, row, ())
-    return len(seen)
+    return count_ids(path, lambda where, row: _example(task, where, row, ()))
 
 
 def _example(task: str, where: str, row: dict, outputs: tuple[str, ...]) -> ScrollsExample:

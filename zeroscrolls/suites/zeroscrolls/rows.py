@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from zeroscrolls.data import DataSource, Example, derive_spans, read_rows, references_by_id
+from zeroscrolls.data import DataSource, Example, count_ids, derive_spans, first_rows
 from zeroscrolls.errors import UsageError
 from zeroscrolls.templates import Template, load_templates
 
@@ -46,24 +46,15 @@ def iter_examples(
     """`load_examples` one at a time: the references are gathered first (ids and outputs only), then each example is
     built at its id's first row, so one document is held at a time."""
     template = (templates or load_templates())[task]
-    path = _task_file(task, split, source)
-    refs = references_by_id(path)
-    for where, row in read_rows(path):
-        outputs = refs.pop(row["id"], None)
-        if outputs is not None:  # None: a later row of an example already built
-            yield _example(task, template, where, row, tuple(outputs))
+    for where, row, outputs in first_rows(_task_file(task, split, source)):
+        yield _example(task, template, where, row, outputs)
 
 
 def count_examples(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> int:
     """How many examples the task holds (distinct ids), each checked as `iter_examples` checks it, in one pass and
     holding no document: what a run counts before it plans."""
     template = templates[task]
-    seen: set[str] = set()
-    for where, row in read_rows(_task_file(task, split, source)):
-        if row["id"] not in seen:
-            seen.add(row["id"])
-            _example(task, template, where, row, ())
-    return len(seen)
+    return count_ids(_task_file(task, split, source), lambda where, row: _example(task, template, where, row, ()))
 
 
 def _task_file(task: str, split: str, source: DataSource) -> Path:
