@@ -4,16 +4,19 @@ JSON shapes, so the official SDKs' batch clients talk to them.
 A batch reports in progress for its first `polls_to_end` retrievals (forever while `hold` is set), then runs each of
 its requests through the server's own generation handler (so faults, context limits and answers are those of the
 synchronous API) and ends. Results are written in reverse order, as the APIs promise no order. Tests can make the
-next batches expire after k requests, or be rejected at validation, and read every batch created.
+next batches expire after k requests, be rejected at validation, or serve result lines rewritten by an edit (a line
+that is not JSON, a malformed body, an unknown custom id), and read every batch created.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
@@ -24,6 +27,9 @@ if TYPE_CHECKING:
     from tests.api_server import ApiServer
 
 EXPIRY_S = 24 * 3600
+
+ResultEdit = Callable[[list[dict[str, Any]]], list[Any]]
+"""Rewrites a batch's result lines as they are served; a str among those it returns is written as it is."""
 
 
 @dataclass
@@ -52,6 +58,8 @@ class Batch:
     """OpenAI error file lines."""
     succeeded: int = 0
     failed: int = 0
+    edit: ResultEdit | None = None
+    """Applied to its result lines (OpenAI: the output file) each time they are served."""
 
 
 class BatchDesk:
@@ -69,6 +77,7 @@ class BatchDesk:
         self.files: dict[str, bytes] = {}
         self._expire: deque[int] = deque()
         self._reject: deque[list[dict[str, Any]]] = deque()
+        self._edits: deque[ResultEdit] = deque()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -81,6 +90,10 @@ class BatchDesk:
     def reject_next(self, *errors: dict[str, Any]) -> None:
         """The next OpenAI batch fails validation with these errors ({code, message, line})."""
         self._reject.append(list(errors))
+
+    def edit_next_results(self, *edits: ResultEdit) -> None:
+        """The next batches created serve their result lines (OpenAI: the output file) through these edits."""
+        self._edits.extend(edits)
 
     def of(self, kind: str) -> list[Batch]:
         return [b for b in self.created if b.kind == kind]
@@ -167,6 +180,8 @@ class BatchDesk:
         batch = Batch(batch_id, kind, items, time.time())
         if self._expire:
             batch.expire_after = self._expire.popleft()
+        if self._edits:
+            batch.edit = self._edits.popleft()
         with self._lock:
             self.created.append(batch)
         return batch
@@ -209,8 +224,7 @@ class BatchDesk:
         batch = self._find(request)
         if batch is None or batch.status != "ended":
             return web.json_response({"type": "error", "error": {"type": "not_found_error"}}, status=404)
-        lines = "".join(json.dumps(line) + "\n" for line in batch.ok)
-        return web.Response(text=lines, content_type="application/binary")
+        return web.Response(text=_jsonl(batch.ok, batch.edit), content_type="application/binary")
 
     # --- running a batch ----------------------------------------------------------------------------------------
 
@@ -275,7 +289,8 @@ class BatchDesk:
             for name, lines in (("output_file_id", batch.ok), ("error_file_id", batch.errors)):
                 if lines:
                     file_id = f"file-{batch.id}-{name[:5]}"
-                    self.files[file_id] = "".join(json.dumps(line) + "\n" for line in lines).encode()
+                    edit = batch.edit if name == "output_file_id" else None
+                    self.files[file_id] = _jsonl(lines, edit).encode()
                     files[name] = file_id
         errors = {"object": "list", "data": batch.rejected} if batch.rejected else None
         return {
@@ -316,3 +331,9 @@ class BatchDesk:
             "archived_at": None,
             "results_url": f"{self.server.url}/v1/messages/batches/{batch.id}/results" if ended else None,
         }
+
+
+def _jsonl(lines: list[dict[str, Any]], edit: ResultEdit | None) -> str:
+    """Result lines as a JSONL file, through `edit` (on a copy: the batch keeps its true results)."""
+    shown = edit(copy.deepcopy(lines)) if edit is not None else lines
+    return "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in shown)

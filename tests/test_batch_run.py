@@ -337,3 +337,80 @@ def test_null_content_and_filter_stops_fail_without_resubmission_and_are_not_cac
     again = zs(*run_args(server, tmp_path, "--batch", model=model))  # not cached: a rerun sends only those two
     assert again.exit_code == 0, again.output
     assert len(server.batches.created) == 2 and len(server.batches.created[1].items) == 2
+
+
+def cut_short(lines: list[dict]) -> list:
+    """The first line cut off mid-way, as a broken download leaves it: not JSON, no custom id to read."""
+    return [json.dumps(lines[0])[:60], *lines[1:]]
+
+
+def without_choices(lines: list[dict]) -> list:
+    del lines[0]["response"]["body"]["choices"]  # a 200 body pydantic refuses
+    return lines
+
+
+def with_no_choice(lines: list[dict]) -> list:
+    lines[0]["response"]["body"]["choices"] = []
+    return lines
+
+
+def garbled_message(lines: list[dict]) -> list:
+    lines[0]["result"]["message"] = {"id": "msg_garbled", "type": "message"}  # no content, no usage
+    return lines
+
+
+def garbled_usage(lines: list[dict]) -> list:
+    lines[0]["result"]["message"]["usage"]["output_tokens"] = "many"  # read as the SDK reads it: no type check
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("model", "edit"),
+    [
+        ("gpt-4", cut_short),
+        ("gpt-4", without_choices),
+        ("gpt-4", with_no_choice),
+        (ANTHROPIC_MODEL, cut_short),
+        (ANTHROPIC_MODEL, garbled_message),
+        (ANTHROPIC_MODEL, garbled_usage),
+    ],
+)
+def test_a_bad_result_line_fails_only_its_request_which_is_sent_again(
+    server: ApiServer, tmp_path: Path, model: str, edit
+) -> None:
+    server.batches.edit_next_results(edit)
+    result = zs(*run_args(server, tmp_path, "--batch", model=model))
+    assert result.exit_code == 0, result.output
+    first, second = server.batches.created
+    bad = first.ok[0]["custom_id"]  # the first line served, the one the edit broke
+    assert [cid for cid, _, _ in second.items] == [bad]  # only its request was sent again
+    outcomes = {cid: outcome for batch, cid, _, outcome, _ in batch_rows("batch_requests") if batch == 1}
+    assert len(outcomes) == 6 and outcomes.pop(bad) != "succeeded"
+    assert set(outcomes.values()) == {"succeeded"}  # the good lines of the first batch were all stored
+    assert len(records(next(tmp_path.iterdir()))) == 6
+    assert "Traceback" not in result.output and "validation error" not in result.output
+    if edit is cut_short:  # a line naming no request is reported
+        [warning] = [line for line in result.output.splitlines() if "not JSON" in line]
+        assert first.id in warning
+
+
+def test_a_line_that_stays_malformed_fails_its_request_in_one_line(server: ApiServer, tmp_path: Path) -> None:
+    server.batches.edit_next_results(without_choices, without_choices, without_choices)
+    result = zs(*run_args(server, tmp_path, "--batch"))
+    assert result.exit_code == 1, result.output
+    assert [len(b.items) for b in server.batches.created] == [6, 1, 1]  # resubmitted twice, then given up
+    [failed] = [r for r in records(tmp_path / OPENAI_RUN) if r.get("error")]
+    assert "malformed" in failed["error"] and "choices" in failed["error"] and "\n" not in failed["error"]
+    assert "validation error" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("model", ["gpt-4", ANTHROPIC_MODEL])
+def test_a_result_for_a_request_the_batch_does_not_hold_is_reported_and_skipped(
+    server: ApiServer, tmp_path: Path, model: str
+) -> None:
+    server.batches.edit_next_results(lambda lines: [*lines, {**lines[0], "custom_id": "not-a-request-of-this-batch"}])
+    result = zs(*run_args(server, tmp_path, "--batch", model=model))
+    assert result.exit_code == 0, result.output
+    assert len(server.batches.created) == 1 and len(records(next(tmp_path.iterdir()))) == 6
+    [warning] = [line for line in result.output.splitlines() if "not-a-request-of-this-batch" in line]
+    assert server.batches.created[0].id in warning

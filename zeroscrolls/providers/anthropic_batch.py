@@ -12,7 +12,7 @@ from anthropic.types.messages import MessageBatch, MessageBatchIndividualRespons
 
 from zeroscrolls.batchstore import SUCCEEDED, BatchRecord
 from zeroscrolls.providers.base import Request
-from zeroscrolls.providers.batch import BatchAPI, BatchStatus, ItemResult
+from zeroscrolls.providers.batch import BatchAPI, BatchStatus, Candidate, ItemResult, Recovery, read_results
 
 if TYPE_CHECKING:
     from zeroscrolls.providers.anthropic import AnthropicProvider
@@ -21,6 +21,7 @@ RETRYABLE_ERRORS = frozenset({"api_error", "overloaded_error", "rate_limit_error
 """Error types of an errored item that a new batch may not repeat; anything else (invalid request) is final."""
 FIND_WINDOW = timedelta(minutes=5)
 """How far around a record's creation a batch a killed run created (but did not record) is looked for."""
+LIST_PAGE = 100
 
 
 class AnthropicBatchAPI(BatchAPI):
@@ -44,9 +45,14 @@ class AnthropicBatchAPI(BatchAPI):
         return _status(await self.client.messages.batches.retrieve(batch_id))
 
     async def results(self, batch_id: str, status: BatchStatus, custom_ids: Sequence[str]) -> list[ItemResult]:
-        return [self._item(entry) async for entry in await self.client.messages.batches.results(batch_id)]
+        # the raw lines, not the SDK's decoder, which stops at the first line that is not JSON
+        async with self.client.messages.batches.with_streaming_response.results(batch_id) as response:
+            lines = [line async for line in response.iter_lines()]
+        return read_results(lines, self._item, f"results of {batch_id}")
 
-    def _item(self, entry: MessageBatchIndividualResponse) -> ItemResult:
+    def _item(self, line: Any) -> ItemResult:
+        """One decoded results line (raises on a malformed one), built as leniently as the SDK's own decoder."""
+        entry = MessageBatchIndividualResponse.construct(**line)
         result = entry.result
         if result.type == "succeeded":
             return ItemResult(entry.custom_id, SUCCEEDED, reply=self.provider.reply_from(result.message, {}))
@@ -59,18 +65,30 @@ class AnthropicBatchAPI(BatchAPI):
     async def cancel(self, batch_id: str) -> BatchStatus:
         return _status(await self.client.messages.batches.cancel(batch_id))
 
-    async def find_created(self, record: BatchRecord, known: set[str]) -> str | None:
-        """Message batches carry no metadata: the unrecorded batch created right after the record, holding as
-        many requests. (Its results are matched by custom id, so a wrong guess costs a resubmission only.)"""
+    async def find_created(self, record: BatchRecord, custom_ids: Sequence[str], known: set[str]) -> Recovery:
+        """Message batches carry no metadata, and show their requests only in their results, once they end. So an
+        unrecorded batch created around the record's time with as many requests is the record's only when it has
+        ended and its results name only the record's custom ids (the requests' cache keys; a line that cannot be
+        read may leave one out); one still running is a candidate that cannot be proven yet. Archived batches,
+        whose results are gone, are passed over."""
         recorded = datetime.fromisoformat(record.created_at)
-        async for batch in self.client.messages.batches.list(limit=100):
+        ours = set(custom_ids)
+        unproven = []
+        async for batch in self.client.messages.batches.list(limit=LIST_PAGE):  # newest first
             if batch.created_at < recorded - FIND_WINDOW:
                 break
-            counts = batch.request_counts
-            total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
-            if batch.id not in known and total == record.requests and batch.created_at <= recorded + FIND_WINDOW:
-                return batch.id
-        return None
+            status = _status(batch)
+            if batch.id in known or batch.created_at > recorded + FIND_WINDOW or status.requests != record.requests:
+                continue
+            if batch.archived_at is not None:
+                continue
+            if not status.ended:
+                unproven.append(Candidate(batch.id, batch.processing_status, batch.created_at.isoformat()))
+                continue
+            named = {item.custom_id for item in await self.results(batch.id, status, custom_ids)} - {""}
+            if named and named <= ours:
+                return Recovery(found=batch.id)
+        return Recovery(unproven=tuple(unproven))
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -84,4 +102,5 @@ def _status(batch: MessageBatch) -> BatchStatus:
         succeeded=counts.succeeded,
         failed=counts.errored + counts.canceled + counts.expired,
         expires_at=batch.expires_at.isoformat(timespec="seconds"),
+        requests=counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired,
     )

@@ -5,7 +5,8 @@ scheduler, the cache and the cost cap see an ordinary provider whose prices are 
 to batches the store (`zeroscrolls.batchstore`) records as running, takes results already downloaded, submits only
 the keys no live batch holds (split by the provider's caps, each batch recorded before it is created), then polls
 every `poll_seconds` and yields each result the moment its batch is downloaded. Failed items that a retry can fix
-(server errors, expired or cancelled requests) go into new batches of their own, at most `MAX_RESUBMITS` times.
+(server errors, expired or cancelled requests, result lines that cannot be read) go into new batches of their own,
+at most `MAX_RESUBMITS` times; each result line is read on its own, so one bad line costs only its own request.
 An answer with null content or a filter/refusal stop fails as on the synchronous path: not resubmitted (the stop
 would repeat), not cached, so a rerun sends it again.
 A provider-specific `BatchAPI` (openai_batch.py, anthropic_batch.py) speaks the SDK.
@@ -15,16 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
@@ -48,6 +51,10 @@ MAX_RESUBMITS = 2
 """Times one run sends a request again after its batch errored, expired or cancelled it."""
 WITHHELD = "withheld"
 """The outcome of an item answered with null content or a filter/refusal stop: paid for, failed, never cached."""
+MALFORMED = "malformed"
+"""The outcome of a result line that cannot be read: its request is sent again, like an errored one."""
+UNREADABLE = (ValueError, TypeError, LookupError, AttributeError)
+"""What reading a decoded result line raises when the line is malformed (pydantic's ValidationError included)."""
 DEFAULT_POLL_SECONDS = 30.0
 SUBMIT_GRACE_S = 120.0
 """A batch recorded as being submitted for longer than this was left so by a killed run: look it up at the
@@ -82,6 +89,26 @@ class BatchStatus:
     """A batch rejected as a whole at validation: (line number from 1, or None for the whole file; message)."""
     result_files: tuple[str, ...] = ()
     """Files holding its results (OpenAI: output and error file ids)."""
+    requests: int | None = None
+    """How many requests it holds, where the provider says."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A batch at the provider that may be the one a killed run created for a record, but cannot be proven so."""
+
+    batch_id: str
+    status: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What the provider shows of the batch a killed run may have created for a record without recording its id:
+    the batch proven to be it, or those that may be it (neither: it was never created)."""
+
+    found: str | None = None
+    unproven: tuple[Candidate, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -90,7 +117,7 @@ class ItemResult:
 
     custom_id: str
     outcome: str
-    """succeeded, errored, expired, canceled or rejected."""
+    """succeeded, errored, expired, canceled, rejected or malformed."""
     reply: Reply | None = None
     error: str | None = None
     retryable: bool = False
@@ -130,8 +157,9 @@ class BatchAPI(ABC):
     async def cancel(self, batch_id: str) -> BatchStatus: ...
 
     @abstractmethod
-    async def find_created(self, record: BatchRecord, known: set[str]) -> str | None:
-        """The id of the batch a killed run created for `record` but did not record (none of `known`), if any."""
+    async def find_created(self, record: BatchRecord, custom_ids: Sequence[str], known: set[str]) -> Recovery:
+        """The batch a killed run created for `record` (holding `custom_ids`) but did not record (none of `known`):
+        found only where the provider proves it is that one; a guess could orphan the paid batch and pay again."""
 
     @abstractmethod
     async def aclose(self) -> None: ...
@@ -157,6 +185,38 @@ def split_batches(sizes: Sequence[int], max_requests: int, max_bytes: int) -> It
         total += size
     if start < len(sizes):
         yield range(start, len(sizes))
+
+
+def read_results(lines: Iterable[str], item: Callable[[Any], ItemResult], source: str) -> list[ItemResult]:
+    """Each line of a batch's results read on its own (`item` turns a decoded line into its result): a line that
+    cannot be read fails only the request it names, retryably; one that names none gets an empty custom id, so
+    the run reports and skips it, and its request, left without a result, is sent again."""
+    results = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError as exc:
+            results.append(ItemResult("", MALFORMED, error=f"{source} line {number} is not JSON ({exc})"))
+            continue
+        try:
+            results.append(item(entry))
+        except UNREADABLE as exc:
+            named = entry.get("custom_id") if isinstance(entry, dict) else None
+            error = f"{source} line {number} is malformed ({_brief(exc)})"
+            results.append(ItemResult(named if isinstance(named, str) else "", MALFORMED, error=error, retryable=True))
+    return results
+
+
+def _brief(exc: Exception) -> str:
+    """An exception in one line; pydantic's report of many lines shortened to its first error."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the line"
+        more = exc.error_count() - 1
+        return f"{where}: {first['msg']}" + (f", and {more} more error(s)" if more else "")
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
 
 
 def has_batch_api(provider: Provider) -> bool:
@@ -299,10 +359,18 @@ class BatchProvider(Provider):
 
     async def cancel(self, batch_id: str) -> BatchStatus:
         """Ask the provider to cancel one batch (`zeroscrolls batches cancel`)."""
+        return await self._once(f"cancel batch {batch_id}", lambda api: api.cancel(batch_id))
+
+    async def status(self, batch_id: str) -> BatchStatus:
+        """One batch as the provider reports it (`zeroscrolls batches attach`)."""
+        return await self._once(f"batch {batch_id}", lambda api: api.status(batch_id))
+
+    async def _once(self, what: str, call: Callable[[BatchAPI], Awaitable[T]]) -> T:
+        """One batch API call on a client of its own."""
         self.inner.check_ready()
         api: BatchAPI = self.inner.batch_api()
         try:
-            return await call_api(self.inner, f"cancel batch {batch_id}", partial(api.cancel, batch_id))
+            return await call_api(self.inner, what, partial(call, api))
         finally:
             await api.aclose()
 
@@ -340,6 +408,7 @@ class _Session:
         self.resubmits: Counter[str] = Counter()
         self.progress: Progress | None = None
         self.bars: dict[int, TaskID] = {}
+        self.console = provider.settings.console or Console(stderr=True)
 
     async def close(self) -> None:
         self.store.close()
@@ -357,9 +426,11 @@ class _Session:
 
     # --- what the store already knows ---------------------------------------------------------------------------
 
-    async def _recover(self) -> None:
-        """Batches a killed run recorded as being submitted: attach to the one the provider created, or free
-        their keys. Younger records may be another run's submission in progress, and are left alone."""
+    async def _recover(self, wanted: Mapping[str, Request]) -> None:
+        """Batches a killed run recorded as being submitted: attach to the one the provider proves it created, or
+        free their keys where it shows none. Younger records may be another run's submission in progress, and are
+        left alone. Where batches that may be the record's cannot be told apart yet, a run that needs its requests
+        stops and names them (`UsageError`): a guess could orphan the paid batch and pay the requests again."""
         provider = self.provider
         known = {r.batch_id for r in self.store.records() if r.batch_id}
         for record in self.store.records(live_only=True):
@@ -368,13 +439,19 @@ class _Session:
             if _age_s(record.created_at) < provider.settings.submit_grace_s:
                 continue  # watched like a live batch by the runs that need its keys
             api = self._api()
-            found = await self._call("find an unrecorded batch", partial(api.find_created, record, known))
-            if found is None:
+            items = self.store.items(record.id)
+            find = partial(api.find_created, record, list(items), known)
+            recovery = await self._call("find an unrecorded batch", find)
+            if recovery.found is None and recovery.unproven:
+                if not wanted.keys().isdisjoint(items.values()):
+                    raise UsageError(_unproven(record, recovery.unproven, self.store.path))
+                continue  # left as it is for the runs that need its requests
+            if recovery.found is None:
                 self.store.abandon(record.id, "never created: the run stopped before the provider accepted it")
                 continue
-            status = await self._call(f"batch {found}", partial(api.status, found))
-            self.store.submitted(record.id, found, status.status, status.expires_at)
-            known.add(found)
+            status = await self._call(f"batch {recovery.found}", partial(api.status, recovery.found))
+            self.store.submitted(record.id, recovery.found, status.status, status.expires_at)
+            known.add(recovery.found)
 
     def _take_known(self, wanted: dict[str, Request]) -> tuple[list[Generation], list[Request]]:
         """Generations of results already stored; the live batches holding keys start being watched; returns
@@ -444,7 +521,7 @@ class _Session:
         return batch_id
 
     async def submit_only(self, wanted: dict[str, Request]) -> SubmitSummary:
-        await self._recover()
+        await self._recover(wanted)
         done, todo = self._take_known(wanted)
         summary = SubmitSummary(done=len(done), running=len(wanted) - len(done) - len(todo))
         created, failed = await self._submit(todo)
@@ -456,7 +533,7 @@ class _Session:
     # --- waiting and collecting -------------------------------------------------------------------------------
 
     async def run(self, wanted: dict[str, Request]) -> AsyncIterator[Generation]:
-        await self._recover()
+        await self._recover(wanted)
         done, todo = self._take_known(wanted)
         outstanding = set(wanted)
         for generation in done:
@@ -466,13 +543,12 @@ class _Session:
         for generation in failed:
             outstanding.discard(generation.request_key)
             yield generation
-        console = self.provider.settings.console or Console(stderr=True)
         self.progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[state]}  ok {task.fields[ok]}  failed {task.fields[failed]}  {task.fields[age]}"),
-            console=console,
+            console=self.console,
         )
         with self.progress:
             while self.watching:
@@ -489,7 +565,7 @@ class _Session:
         if record.state == SUBMITTING:  # another run's submission: wait for it, or recover it once it is stale
             if _age_s(record.created_at) < self.provider.settings.submit_grace_s:
                 return
-            await self._recover()
+            await self._recover(wanted)
             record = self.store.get(local)
         if not record.live:  # collected by another run meanwhile, or never created
             self.watching.discard(local)
@@ -526,21 +602,37 @@ class _Session:
         self, record: BatchRecord, items: dict[str, str], results: list[ItemResult]
     ) -> dict[str, tuple[str, Any]]:
         """Custom id -> (outcome, stored result) for every item of the batch; an item without a result is
-        'missing' (retryable)."""
+        'missing' (retryable). Result lines that match none of its requests are reported in one warning."""
         outcomes: dict[str, tuple[str, Any]] = {
             cid: ("missing", {"error": "the batch returned no result for this request", "retryable": True})
             for cid in items
         }
+        skipped = []
         for item in results:
             key = items.get(item.custom_id)
-            if key is None:
-                continue  # not a request of this batch
+            if key is None:  # not a request of this batch, or a line that names none
+                skipped.append(item.error if item.outcome == MALFORMED and item.error else f"id {item.custom_id!r}")
+                continue
             if item.outcome == SUCCEEDED and item.reply is not None:
-                stored = self.provider.generation(record.model, item.reply, record.batch_id or "")
+                try:
+                    stored = self.provider.generation(record.model, item.reply, record.batch_id or "")
+                except UNREADABLE as exc:  # a reply built leniently from a line with values of the wrong type
+                    error = f"batch {record.batch_id}: {MALFORMED}: {_brief(exc)}"
+                    outcomes[item.custom_id] = (MALFORMED, {"error": error, "retryable": True})
+                    continue
                 outcomes[item.custom_id] = (WITHHELD if "error" in stored else SUCCEEDED, stored)
             else:
                 error = f"batch {record.batch_id}: {item.outcome}: {item.error or 'no detail'}"
                 outcomes[item.custom_id] = (item.outcome, {"error": error, "retryable": item.retryable})
+        if skipped:
+            shown = "; ".join(skipped[:3]) + ("; ..." if len(skipped) > 3 else "")
+            self.console.print(
+                f"warning: batch {record.batch_id}: skipped {len(skipped)} result line(s) that match none of its "
+                f"requests ({shown}); its requests left without a result are sent again",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         return outcomes
 
     async def _from_store(
@@ -633,6 +725,22 @@ def _stored(key: str, result: Mapping[str, Any]) -> Generation:
         cost_usd=result["cost_usd"],
         error=result.get("error"),
         info=result["info"],
+    )
+
+
+def _unproven(record: BatchRecord, candidates: Sequence[Candidate], store: Path) -> str:
+    """The line that stops a run needing the requests of a record whose batch, created by a killed run, cannot be
+    told apart from others yet: the candidates, and the commands that settle it."""
+    named = ", ".join(f"{c.batch_id} ({c.status}, created {c.created_at[:16].replace('T', ' ')})" for c in candidates)
+    batch_id = candidates[0].batch_id if len(candidates) == 1 else "BATCH_ID"
+    attach = shlex.join(["zeroscrolls", "batches", "attach", batch_id, "--record", str(record.id)])
+    attach += f" --cache {shlex.quote(str(store))}"
+    return (
+        f"batch record {record.id} ({record.requests} {record.provider} request(s) for {record.model}) was being "
+        f"submitted when a run stopped, and the provider holds {len(candidates)} unrecorded batch(es) that may be "
+        f"it: {named}. Which is ours shows only once they end (their results name their requests), so nothing is "
+        f"guessed: rerun after they end, or attach the one you know is ours with `{attach}` and rerun (then "
+        f"`zeroscrolls batches cancel {batch_id}` stops it if you would rather not wait)"
     )
 
 

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,7 @@ from openai.types.chat import ChatCompletion
 
 from zeroscrolls.batchstore import SUCCEEDED, BatchRecord
 from zeroscrolls.providers.base import Request
-from zeroscrolls.providers.batch import BatchAPI, BatchStatus, ItemResult, utc_iso
+from zeroscrolls.providers.batch import BatchAPI, BatchStatus, ItemResult, Recovery, read_results, utc_iso
 from zeroscrolls.providers.retry import Action, http_verdict
 
 if TYPE_CHECKING:
@@ -69,10 +68,11 @@ class OpenAIBatchAPI(BatchAPI):
         results = []
         for file_id in status.result_files:
             content = await self.client.files.content(file_id)
-            results.extend(self._item(json.loads(line)) for line in content.text.splitlines() if line.strip())
+            results.extend(read_results(content.text.splitlines(), self._item, f"results file {file_id}"))
         return results
 
-    def _item(self, line: dict[str, Any]) -> ItemResult:
+    def _item(self, line: Any) -> ItemResult:
+        """One decoded line of an output or error file (raises on a malformed one)."""
         custom_id = line["custom_id"]
         response = line.get("response") or {}
         body = response.get("body") or {}
@@ -93,17 +93,18 @@ class OpenAIBatchAPI(BatchAPI):
     async def cancel(self, batch_id: str) -> BatchStatus:
         return _status(await self.client.batches.cancel(batch_id))
 
-    async def find_created(self, record: BatchRecord, known: set[str]) -> str | None:
-        """The batch made from the record's uploaded input file: no file, no batch."""
+    async def find_created(self, record: BatchRecord, custom_ids: Sequence[str], known: set[str]) -> Recovery:
+        """The batch made from the record's uploaded input file, which proves it ours (the file is uploaded for that
+        record alone and recorded before the batch is created): no file, no batch."""
         if record.input_file_id is None:
-            return None
+            return Recovery()
         since = datetime.fromisoformat(record.created_at).timestamp() - FIND_WINDOW_S
         async for batch in self.client.batches.list(limit=LIST_PAGE):  # newest first
             if batch.created_at < since:
                 break
             if batch.input_file_id == record.input_file_id and batch.id not in known:
-                return batch.id
-        return None
+                return Recovery(found=batch.id)
+        return Recovery()
 
     async def aclose(self) -> None:
         await self.client.close()
@@ -121,6 +122,7 @@ def _status(batch: Batch) -> BatchStatus:
         expires_at=utc_iso(batch.expires_at),
         rejected=rejected if batch.status == "failed" else (),
         result_files=tuple(f for f in (batch.output_file_id, batch.error_file_id) if f),
+        requests=counts.total if counts else None,
     )
 
 
