@@ -59,8 +59,9 @@ LLAMA31_CHAT_TEMPLATE = (
 header (knowledge cut-off and date) precedes every prompt."""
 
 
-def build_tiny_chat_tokenizer(path: Path, chat_template: str = TINY_CHAT_TEMPLATE) -> Path:
-    """A decoder tokenizer at `path`, Llama-style: prepends `<s>`, no pad token, the given chat template."""
+def build_tiny_chat_tokenizer(path: Path, chat_template: str | None = TINY_CHAT_TEMPLATE) -> Path:
+    """A decoder tokenizer at `path`, Llama-style: prepends `<s>`, no pad token, the given chat template (None: a
+    completion model's tokenizer, without one)."""
     from tokenizers import Tokenizer, processors
     from transformers import PreTrainedTokenizerFast
 
@@ -74,7 +75,8 @@ def build_tiny_chat_tokenizer(path: Path, chat_template: str = TINY_CHAT_TEMPLAT
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", model_max_length=4096
     )
-    tokenizer.chat_template = chat_template
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
     tokenizer.save_pretrained(path)
     return path
 
@@ -114,13 +116,15 @@ def build_tiny_t5(path: Path, seed: int = 0) -> Path:
     return path
 
 
-def build_tiny_llama(path: Path, seed: int = 0, hidden_size: int = 32) -> Path:
+def build_tiny_llama(
+    path: Path, seed: int = 0, hidden_size: int = 32, chat_template: str | None = TINY_CHAT_TEMPLATE
+) -> Path:
     """A Llama-style causal LM at `path` (2 layers, 4 heads, 4096 positions, random seeded weights) whose tokenizer
-    prepends `<s>`, has no pad token (as Llama's) and carries a small chat template. GPU kernels (vLLM) want heads
-    of 64 or more: `hidden_size=256`."""
+    prepends `<s>`, has no pad token (as Llama's) and carries a small chat template (None: none, a completion
+    model). GPU kernels (vLLM) want heads of 64 or more: `hidden_size=256`."""
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    tokenizer = AutoTokenizer.from_pretrained(build_tiny_chat_tokenizer(path))
+    tokenizer = AutoTokenizer.from_pretrained(build_tiny_chat_tokenizer(path, chat_template))
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

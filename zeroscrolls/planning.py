@@ -53,8 +53,9 @@ def generation_budget(task: Task, profile: ModelProfile) -> int:
 def fit_example(
     example: Example, template: Template, profile: ModelProfile, truncator: Truncator, task: Task | None = None
 ) -> FittedPrompt:
-    """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`). `task` is
-    the example's task in its suite (default: the ZeroSCROLLS task of that name)."""
+    """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`), within the
+    model's window together with all the request may generate (`FitRule.WINDOW`). `task` is the example's task in
+    its suite (default: the ZeroSCROLLS task of that name)."""
     task = task or get_task(example.task)
     parts = build_prompt(example, template, profile.prompt_style, task)
     return truncator.fit(
@@ -64,6 +65,8 @@ def fit_example(
         chat=profile.prompt_style is not PromptStyle.COMPLETION,
         encoder_decoder=profile.encoder_decoder,
         where=f"{example.task}/{example.id}",
+        window=profile.context_window,
+        completion=generation_budget(task, profile) + profile.reasoning_budget,
     )
 
 

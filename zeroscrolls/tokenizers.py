@@ -288,6 +288,12 @@ class HFTokenizer:
         empty = [{"role": "user", "content": ""}]
         return len(self.encode(self.tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True)))
 
+    @functools.cached_property
+    def added_tokens(self) -> int:
+        """Special tokens the tokenizer adds to an encoded text (a decoder's BOS): what a completion prompt costs
+        beyond its text when encoded with them, as the hf and vllm providers (and vLLM's server) encode it."""
+        return self.tokenizer.num_special_tokens_to_add(pair=False)
+
 
 def load_hf_tokenizer(name: str) -> HFTokenizer:
     """`AutoTokenizer.from_pretrained(name)`: a local folder, or a Hub id resolved through the Hugging Face cache

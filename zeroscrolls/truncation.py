@@ -13,6 +13,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Generic, TypeVar, cast
 
 from zeroscrolls.errors import ExampleError
@@ -29,6 +30,24 @@ CHAT_OVERHEAD = 9
 a chat template of their own (local models) reserve what that template measurably adds instead."""
 
 
+class FitRule(str, Enum):
+    """Which arithmetic decided how much of a prompt is sent (kept in each `TruncationRecord`)."""
+
+    OFFICIAL = "official"
+    """spec §3.4 as written: sent whole when `len(prompt) <= max_tokens - B`, else `max_tokens - |suffix| - B - 1`
+    leading tokens (9 fewer for chat models) and the suffix; seq2seq models: the official encoder cut."""
+    FRAMING = "framing"
+    """The model's own tokenizer adds tokens around the text as the hf and vllm providers send it (its chat
+    template, or BOS before a completion prompt): they are counted in the fit test and reserved in the cut, so the
+    input as sent, those tokens included, stays within `max_tokens - B`."""
+    COUNTED = "counted"
+    """A count-only tokenizer (Anthropic): the longest document head whose counted prompt fits `max_tokens - B - 1`."""
+    WINDOW = "window"
+    """The prompt the rule above would send, with its framing (the official 9 chat tokens, or what the tokenizer
+    adds) and everything the request may generate (a reasoning model's thinking budget too), would not fit the
+    model's window: it was fitted to the window instead, the framing counted in the fit test as well."""
+
+
 @dataclass(frozen=True)
 class TruncationRecord:
     """How much of the document a model saw."""
@@ -39,6 +58,8 @@ class TruncationRecord:
     """Whether the document was cut (and the trim notice added)."""
     prompt_tokens: int
     """Tokens of the final prompt as sent (seq2seq: encoder input ids, EOS included)."""
+    rule: FitRule
+    """The arithmetic that decided the prompt's length."""
 
     @property
     def kept_fraction(self) -> float:
@@ -119,6 +140,15 @@ class Truncator:
         header alone is more than 9 tokens); None: no template of its own, the official allowance applies."""
         return self.tokenizer.chat_overhead if isinstance(self.tokenizer, HFTokenizer) else None
 
+    def framing(self, chat: bool) -> int | None:
+        """Tokens the model's own tokenizer adds around a prompt's text as the providers encode it: its chat
+        template's for a chat prompt, the special tokens `encode` adds (a decoder's BOS) for a completion prompt;
+        None where the tokenizer cannot tell (tiktoken: the API frames chat messages itself, and the official 9
+        tokens stand for that)."""
+        if not isinstance(self.tokenizer, HFTokenizer):
+            return None
+        return self.chat_template_tokens if chat else self.tokenizer.added_tokens
+
     def _encode(self, text: str, special: bool = False) -> array[int]:
         tokenizer = cast(Tokenizer, self.tokenizer)
         return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
@@ -151,56 +181,97 @@ class Truncator:
         chat: bool,
         encoder_decoder: bool = False,
         where: str = "",
+        window: int | None = None,
+        completion: int | None = None,
     ) -> FittedPrompt:
         """Official truncation of `parts` to `max_tokens`; `where` ('task/id') names the example in errors.
 
         Decoder/API models: sent whole when `len(prompt) <= max_tokens - B`; otherwise
-        `keep = max_tokens - len(suffix) - B - 1` (9 fewer for chat) leading tokens plus the suffix. A chat prompt
-        for a tokenizer with its own chat template reserves the template's tokens instead of 9, in both places,
-        so the prompt as sent, wrapper included, stays within `max_tokens - B`.
+        `keep = max_tokens - len(suffix) - B - 1` (9 fewer for chat) leading tokens plus the suffix. Where the
+        model's tokenizer measures what it adds around the text (a chat template, a completion prompt's BOS), those
+        tokens replace the 9, in both places, so the prompt as sent stays within `max_tokens - B` (`FitRule`).
+        `window` (the model's real window; None: unknown) and `completion` (what the request may generate: B, plus
+        a reasoning model's thinking budget; default B) bound the result: where that prompt, its framing and
+        `completion` would not fit the window (a budget at or near the window), the prompt is fitted to
+        `window - completion`, framing included, instead. Below the window prompts are exactly the official ones.
         Encoder-decoder models: `max_tokens` encoder tokens, no generation reserve, suffix with EOS kept.
         """
         if encoder_decoder:
             return self._fit_seq2seq(parts, max_tokens, where)
         if not self._encodes:
             return self._fit_by_count(parts, max_tokens, generation_budget, where)
-        return self._fit_decoder(parts, max_tokens, generation_budget, chat, where)
+        reserve = generation_budget if completion is None else completion
+        return self._fit_decoder(parts, max_tokens, generation_budget, chat, where, window, reserve)
 
     def _document_tokens(self, parts: PromptParts) -> int:
         return self._count(parts.text[parts.document_start : parts.document_end])
 
-    def _fit_decoder(self, parts: PromptParts, max_tokens: int, budget: int, chat: bool, where: str):
+    def _fit_decoder(
+        self, parts: PromptParts, max_tokens: int, budget: int, chat: bool, where: str, window: int | None, reserve: int
+    ) -> FittedPrompt:
         ids = self._encode(parts.text)
-        template = self.chat_template_tokens if chat else None
         # The prompt's tokens less those of the prompt without its document, as count-only tokenizers measure it:
         # encoding the document alone a second time was 40 % of a long run's planning.
         doc_tokens = len(ids) - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
-        if len(ids) + (template or 0) <= max_tokens - budget:  # spec §3.4: the official 9 is not in the fit test
-            record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
+        measured = self.framing(chat)
+        framing = measured if measured is not None else CHAT_OVERHEAD if chat else 0
+        # spec §3.4: the official 9 is not in the fit test; what the tokenizer measurably adds is
+        rule = FitRule.FRAMING if measured else FitRule.OFFICIAL
+        too_small = functools.partial(self._too_small, where, max_tokens, budget)
+        fitted = self._fit_within(parts, ids, doc_tokens, max_tokens - budget, measured or 0, framing, rule, too_small)
+        if window is None or fitted.record.prompt_tokens + framing + reserve <= window:
+            return fitted
+        # At the window the official arithmetic overflows it (its fit test leaves the chat framing out, its
+        # reserve is the answer's budget alone): what the request may use is reserved instead.
+        too_small = functools.partial(self._too_small_for_window, where, window, reserve, reserve > budget)
+        return self._fit_within(parts, ids, doc_tokens, window - reserve, framing, framing, FitRule.WINDOW, too_small)
+
+    def _fit_within(
+        self,
+        parts: PromptParts,
+        ids: array[int],
+        doc_tokens: int,
+        limit: int,
+        tested: int,
+        framing: int,
+        rule: FitRule,
+        too_small: Callable[[int], ExampleError],
+    ) -> FittedPrompt:
+        """The whole prompt when its tokens and the `tested` framing tokens fit `limit`, else `limit - framing - 1`
+        tokens: the document's head (or tail) and the suffix. The official rule cuts once, as the official code
+        does; the others cut again until the prompt as sent, framing included, fits `limit`."""
+        if len(ids) + tested <= limit:
+            record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids), rule)
             span = (parts.document_start, parts.document_end)
             return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
-        overhead = (CHAT_OVERHEAD if template is None else template) if chat else 0
         if parts.cut_start:
-            limit = max_tokens - budget - 1 - overhead
-            return self._keep_tail(parts, limit, False, doc_tokens, where, max_tokens, budget)
+            return self._keep_tail(parts, limit - 1 - framing, False, doc_tokens, rule, too_small)
         suffix_tokens = self._count(parts.suffix)
-        keep = max_tokens - suffix_tokens - budget - 1 - overhead
+        keep = limit - 1 - framing - suffix_tokens
         head_tokens = self._count(parts.text[: parts.document_start])
         if keep < head_tokens:
-            raise self._too_small(where, max_tokens, budget, head_tokens + suffix_tokens)
-        head = self.tokenizer.decode(ids[:keep].tolist())
-        text = head + parts.suffix
-        record = TruncationRecord(doc_tokens, keep - head_tokens, True, len(self.tokenizer.encode(text)))
+            raise too_small(head_tokens + suffix_tokens)
+        while True:
+            head = self.tokenizer.decode(ids[:keep].tolist())
+            text = head + parts.suffix
+            sent = len(self.tokenizer.encode(text))
+            if rule is FitRule.OFFICIAL or sent + framing <= limit or keep == head_tokens:
+                break
+            keep = max(keep - (sent + framing - limit), head_tokens)
+        if rule is not FitRule.OFFICIAL and sent + framing > limit:
+            raise too_small(sent)
+        record = TruncationRecord(doc_tokens, keep - head_tokens, True, sent, rule)
         return FittedPrompt(text, record, (parts.document_start, len(head)), prefill=parts.prefill, stop=parts.stop)
 
     def _fit_seq2seq(self, parts: PromptParts, max_tokens: int, where: str) -> FittedPrompt:
         ids = self._encode(parts.text, special=True)
         doc_tokens = self._document_tokens(parts)
         if len(ids) <= max_tokens:
-            record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids))
+            record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids), FitRule.OFFICIAL)
             return FittedPrompt(parts.text, record, (parts.document_start, parts.document_end), token_ids=tuple(ids))
         if parts.cut_start:
-            return self._keep_tail(parts, max_tokens, True, doc_tokens, where, max_tokens, 0)
+            too_small = functools.partial(self._too_small, where, max_tokens, 0)
+            return self._keep_tail(parts, max_tokens, True, doc_tokens, FitRule.OFFICIAL, too_small)
         suffix_ids = self._encode(parts.suffix, special=True)
         head_tokens = self._count(parts.text[: parts.document_start])
         room = max_tokens - len(suffix_ids)
@@ -209,7 +280,7 @@ class Truncator:
         prefix_ids = self._encode(parts.text[: parts.query_start], special=True)[:room].tolist()
         head = self.tokenizer.decode(prefix_ids)
         token_ids = tuple(prefix_ids) + tuple(suffix_ids)
-        record = TruncationRecord(doc_tokens, room - head_tokens, True, len(token_ids))
+        record = TruncationRecord(doc_tokens, room - head_tokens, True, len(token_ids), FitRule.OFFICIAL)
         return FittedPrompt(head + parts.suffix, record, (parts.document_start, len(head)), token_ids=token_ids)
 
     def _fit_by_count(self, parts: PromptParts, max_tokens: int, budget: int, where: str) -> FittedPrompt:
@@ -234,7 +305,7 @@ class Truncator:
         empty = counter.count(parts.with_document("") + prefill)
         doc_tokens = max(total - empty, 0)
         if total <= max_tokens - budget:
-            record = TruncationRecord(doc_tokens, doc_tokens, False, total)
+            record = TruncationRecord(doc_tokens, doc_tokens, False, total, FitRule.COUNTED)
             span = (parts.document_start, parts.document_end)
             return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
         limit = max_tokens - budget - 1
@@ -263,19 +334,25 @@ class Truncator:
                     over_lo /= 2
             last_fit = fits
         kept = document[: cuts[lo]]
-        record = TruncationRecord(doc_tokens, best - empty, True, best)
+        record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED)
         span = (parts.document_start, parts.document_start + len(kept))
         return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
     def _keep_tail(
-        self, parts: PromptParts, limit: int, special: bool, doc_tokens: int, where: str, max_tokens: int, budget: int
+        self,
+        parts: PromptParts,
+        limit: int,
+        special: bool,
+        doc_tokens: int,
+        rule: FitRule,
+        too_small: Callable[[int], ExampleError],
     ) -> FittedPrompt:
         """The notice and the longest document tail whose whole prompt has at most `limit` tokens: the tail's
         tokens are what the fixed pieces leave of `limit`, fewer when the joined prompt counts more."""
         document = parts.text[parts.document_start : parts.document_end]
         empty = self._count(parts.with_document(""), special)
         if empty > limit:
-            raise self._too_small(where, max_tokens, budget, empty)
+            raise too_small(empty)
         doc_ids = self._encode(document)
         keep = min(limit - empty, len(doc_ids))
         while True:
@@ -285,7 +362,7 @@ class Truncator:
             if len(ids) <= limit or keep == 0:
                 break
             keep = max(keep - (len(ids) - limit), 0)
-        record = TruncationRecord(doc_tokens, keep, True, len(ids))
+        record = TruncationRecord(doc_tokens, keep, True, len(ids), rule)
         token_ids = tuple(ids) if special else None
         span = _tail_span(parts, kept)
         return FittedPrompt(text, record, span, token_ids=token_ids, prefill=parts.prefill, stop=parts.stop)
@@ -307,7 +384,7 @@ class Truncator:
             else:
                 lo = mid
         kept = document[starts[hi] :]
-        record = TruncationRecord(doc_tokens, best - empty, True, best)
+        record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED)
         span = _tail_span(parts, kept)
         return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
@@ -317,6 +394,15 @@ class Truncator:
         return ExampleError(
             f"{where}: a budget of {max_tokens} tokens cannot hold the prompt without its document "
             f"({needed} tokens: instruction, headers, trim notice and query{reserve}); raise --max-tokens"
+        )
+
+    @staticmethod
+    def _too_small_for_window(where: str, window: int, reserve: int, thinks: bool, needed: int) -> ExampleError:
+        fix = "lower --reasoning-budget" if thinks else "this model cannot take the example"
+        return ExampleError(
+            f"{where}: the model's window of {window} tokens cannot hold the prompt without its document ({needed} "
+            f"tokens: instruction, headers, trim notice and query) and the {reserve} tokens the request may generate; "
+            f"{fix}"
         )
 
 

@@ -3,12 +3,16 @@
 A model the registry does not know (`--model DIR` or a Hub id) is described by its config.json (encoder-decoder or
 decoder, context window), read from the folder or the Hugging Face cache (HF_HOME, HF_HUB_OFFLINE as in
 transformers), and by its tokenizer's chat template. Both providers turn a `Request` into input ids the same way, so
-a model gets the same prompt on either engine. Nothing here imports torch.
+a model gets the same prompt on either engine, and both key a model's answers by what decides them (`identity`):
+its weights, the tokenizer that encodes its prompts and that tokenizer's chat template. Nothing here imports torch.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -34,6 +38,9 @@ SEQ2SEQ_MODEL_TYPES = frozenset({"t5", "mt5", "umt5", "longt5", "bart", "mbart",
 WINDOW_KEYS = ("max_position_embeddings", "n_positions", "seq_length")
 LOCAL_PROVIDERS = frozenset({"hf", "vllm"})
 """Registry entries of either local provider serve both: the same weights, budget and prompt style."""
+WEIGHT_FILES = re.compile(r".+\.(safetensors|bin|pt|pth|ckpt|gguf|h5|msgpack)")
+MODEL_FILES = re.compile(r"(generation_)?config\.json|.+\.index\.json|" + WEIGHT_FILES.pattern)
+"""The files of a model folder that decide its answers: its config, generation config, weights and their index."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +99,35 @@ def _hub_file(model: str, filename: str) -> Path:
         raise UsageError(f"cannot read {filename} of the model {model!r} ({type(exc).__name__}); {how}") from None
 
 
+def files_fingerprint(folder: Path, picked: Callable[[str], bool]) -> str:
+    """sha256 of the names, sizes and modification times of the files at the top of `folder` that `picked` names:
+    saving new files there changes it, while reading gigabytes of weights at every run to hash them is avoided."""
+    entries = [
+        f"{path.name}\t{stat.st_size}\t{stat.st_mtime_ns}"
+        for path in sorted(folder.iterdir())
+        if path.is_file() and picked(path.name) and (stat := path.stat())
+    ]
+    return hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()
+
+
+def source_identity(name: str, picked: Callable[[str], bool], filename: str) -> str:
+    """Which version of a model or tokenizer `name` is: a local folder's `files_fingerprint`, or the Hub commit
+    whose `filename` transformers loads (online the Hub's newest, offline the one the Hugging Face cache holds)."""
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        return f"files:{files_fingerprint(folder, picked)}"
+    return f"commit:{_hub_file(name, filename).parent.name}"  # .../snapshots/<commit>/<filename>
+
+
+def model_file(filename: str) -> bool:
+    return MODEL_FILES.fullmatch(filename) is not None
+
+
+def not_weights(filename: str) -> bool:
+    """A tokenizer's files: everything of its folder but weights (AutoTokenizer reads config.json too)."""
+    return WEIGHT_FILES.fullmatch(filename) is None
+
+
 def has_chat_template(tokenizer: TokenCounter) -> bool:
     return isinstance(tokenizer, HFTokenizer) and bool(tokenizer.tokenizer.chat_template)
 
@@ -132,6 +168,7 @@ class HuggingFaceModels(Provider):
         self.seed = SEED if seed is None else int(seed)
         self._tokenizers: dict[str, TokenCounter] = {}
         self._profiles: dict[str, ModelProfile] = {}
+        self._identities: dict[str, dict[str, Any]] = {}
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
         entry = REGISTRY.get(model)
@@ -197,11 +234,30 @@ class HuggingFaceModels(Provider):
         """The profile `profile()` made for `model` (a request's model), or its default one."""
         return self._profiles.get(model) or self.profile(model, None)
 
+    @staticmethod
+    def generation_tokenizer(profile: ModelProfile) -> str:
+        """The spec of the tokenizer generation encodes with: the one truncation used when it is a Hugging Face
+        one, else the model's own."""
+        return profile.tokenizer if profile.tokenizer.startswith("hf:") else f"hf:{profile.name}"
+
     def hf_tokenizer(self, profile: ModelProfile) -> PreTrainedTokenizerBase:
-        """The transformers tokenizer generation uses: the one truncation used when it is a Hugging Face one,
-        else the model's own."""
-        counter = self.tokenizer(profile)
-        if not isinstance(counter, HFTokenizer):
-            counter = self.tokenizer_for(f"hf:{profile.name}")
+        """The transformers tokenizer generation uses (`generation_tokenizer`)."""
+        counter = self.tokenizer_for(self.generation_tokenizer(profile))
         assert isinstance(counter, HFTokenizer)
         return counter.tokenizer
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the answers of each model this provider made a profile for (a run has one) beyond its name,
+        so that new weights saved at the same path, another `--tokenizer` or an edited chat template are not
+        answered from the cache: the weights (`source_identity` of the model), the tokenizer generation encodes
+        with (likewise) and the sha256 of its chat template. Worked out once per model and run."""
+        for name, profile in self._profiles.items():
+            if name not in self._identities:
+                tokenizer = self.generation_tokenizer(profile).removeprefix("hf:")
+                template = self.hf_tokenizer(profile).chat_template
+                self._identities[name] = {
+                    "weights": source_identity(name, model_file, "config.json"),
+                    "tokenizer": source_identity(tokenizer, not_weights, "tokenizer_config.json"),
+                    "chat_template": hashlib.sha256(json.dumps(template).encode()).hexdigest() if template else None,
+                }
+        return {"models": {name: self._identities[name] for name in self._profiles}}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -19,7 +20,7 @@ from openai.types import Completion
 from openai.types.chat import ChatCompletion
 
 from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY, ModelProfile
+from zeroscrolls.models import DEFAULT_REASONING_BUDGET, REGISTRY, ModelProfile
 from zeroscrolls.providers.api import APIProvider, Reply, number_option, reading_reply
 from zeroscrolls.providers.base import PromptCache, Request
 from zeroscrolls.providers.openai_batch import OpenAIBatchAPI
@@ -33,8 +34,10 @@ CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
 CACHE_STEP_TOKENS = 128
 """OpenAI's prompt cache holds prefixes in steps of this many tokens past its minimum."""
-DEFAULT_REASONING_BUDGET = 4096
-"""Tokens a reasoning model may think on top of the task's answer budget, unless `--reasoning-budget` says."""
+SERVED_FIELDS = ("root", "parent", "max_model_len")
+"""What vLLM's model listing (GET /v1/models) says of the checkpoint behind a served name: the path or Hub id it
+loaded (`root`), a LoRA adapter's base model (`parent`) and the context length it serves. Not `created`: vLLM (as
+SGLang and lmdeploy) stamps each listing with the time it is made, which would change every key at every run."""
 
 
 def tokenizer_spec(value: str) -> str:
@@ -71,6 +74,14 @@ class OpenAIProvider(APIProvider):
         self.tokenizer_option: str | None = options.get("tokenizer")
         budget = number_option(options, "reasoning_budget", 0)
         self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else int(budget)
+        self._served: dict[str, dict[str, Any]] | None = None
+        """Model -> what the server's listing reports of its checkpoint (`SERVED_FIELDS`); None: not asked."""
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        """A reasoning model's profile carries this provider's reasoning budget, which truncation keeps room for
+        at the window."""
+        profile = super().profile(model, max_tokens)
+        return replace(profile, reasoning_budget=self.reasoning_budget) if profile.reasoning else profile
 
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
         """Any model an OpenAI-compatible server serves: its tokenizer from `--tokenizer`, from the registry entry
@@ -94,6 +105,46 @@ class OpenAIProvider(APIProvider):
         return ModelProfile(
             model, self.name, max_tokens, spec, style, context_window=known.context_window if known else None
         )
+
+    def identity(self) -> dict[str, Any]:
+        """The endpoint and, from a server other than OpenAI's, what its model listing reported of each model's
+        checkpoint when the run started (`check_ready`): another checkpoint served under the same name by the same
+        server is not answered from the cache. OpenAI's own API is not asked, so its keys stay as they were."""
+        identity = super().identity()
+        if self._served:
+            identity["served"] = self._served
+        return identity
+
+    def check_ready(self) -> None:
+        """A key is set; a server other than OpenAI's is asked once, before anything is planned, what it serves
+        under each model name (`identity`)."""
+        super().check_ready()
+        if self._served is None and not self.at_own_api():
+            self._served = self._served_checkpoints()
+
+    def _served_checkpoints(self) -> dict[str, dict[str, Any]]:
+        """`SERVED_FIELDS` of the listing's entries of this provider's models; {} for a server that lists none."""
+        timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
+        client = openai.OpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0, timeout=timeout)
+        try:
+            cards = {card.id: card.to_dict() for card in client.models.list()}
+        except openai.APIError as exc:
+            log.warning(
+                "%s did not list its models (%s): its answers are cached by endpoint and model name alone, so "
+                "another checkpoint served later under the same name would be answered from the cache",
+                self.identity()["endpoint"],
+                self.scrub(str(exc)),
+            )
+            return {}
+        finally:
+            client.close()
+        served = {}
+        for model in self._profiles:
+            card = cards.get(model, {})
+            reported = {name: card[name] for name in SERVED_FIELDS if card.get(name) is not None}
+            if reported:
+                served[model] = reported
+        return served
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         if profile.reasoning:
