@@ -5,7 +5,8 @@ JSON shapes and rate-limit headers, so the official SDKs talk to it through thei
 enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
 Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
 demand (429, 500, 529, 401, dropped connections, hangs, malformed or null-content 200 answers, content-filter
-stops). It records every body it received, with the time and status. Like the real APIs it has a prompt cache:
+stops, answers trickled a byte at a time). It records every body it received, with the time and status, and
+counts the answers a client hung up on before their end. Like the real APIs it has a prompt cache:
 OpenAI's reuses the longest prefix shared with an earlier prompt (from 1,024 tokens, in steps of 128), Anthropic's
 the prefix up to a block marked with `cache_control` (written the first time, read after), both reported in usage.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import socket
 import threading
 import time
@@ -68,6 +70,10 @@ class Fault:
     """Status 200 without `body`: the finish (stop) reason; None = the normal one."""
     delay: float = 0.0
     """Seconds the server waits before answering (past the client's timeout: a hang)."""
+    trickle_s: float = 0.0
+    """Status 200: send the headers at once, then `trickle_bytes` single bytes of leading whitespace this many
+    seconds apart, then the answer: never silent long enough for a read timeout, however long it takes in all."""
+    trickle_bytes: int = 30
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,10 @@ class ApiServer:
     url: str = ""
     cache_min_tokens: int = CACHE_MIN_TOKENS
     """Prefixes shorter than this are not cached (tests with small prompts lower it)."""
+    model_cards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What GET /v1/models lists: model id -> its fields beyond the OpenAI ones (vLLM's root, parent,
+    max_model_len); each listing stamps `created` anew, as vLLM does. Listings are counted, not recorded."""
+    listings: int = 0
 
     def __post_init__(self) -> None:
         self.batches = BatchDesk(self)
@@ -155,6 +165,9 @@ class ApiServer:
         self._counting = 0
         self.max_counting = 0
         """Most count-tokens requests the server was working on at once."""
+        self._hung_up = threading.Condition(self._lock)
+        self.hang_ups = 0
+        """Trickled answers the client closed the connection on before their end."""
         self.limit(tpm=GENEROUS_TPM, rpm=GENEROUS_RPM)  # like the real APIs, every answer carries limit headers
 
     # --- scripting, from the test's thread ---------------------------------------------------------------------
@@ -179,6 +192,13 @@ class ApiServer:
     def calls(self, path: str | None = None, status: int | None = None) -> list[Received]:
         with self._lock:
             return [r for r in self.received if (path is None or r.path == path) and (status in (None, r.status))]
+
+    def wait_for_hang_ups(self, count: int, timeout: float = 30.0) -> int:
+        """The number of hang-ups once it reaches `count` (or `timeout` seconds passed): the server notices one at
+        its next write, a moment after the client left."""
+        with self._hung_up:
+            self._hung_up.wait_for(lambda: self.hang_ups >= count, timeout)
+            return self.hang_ups
 
     @property
     def openai_base_url(self) -> str:
@@ -217,11 +237,16 @@ class ApiServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         headers = {k.lower(): v for k, v in request.headers.items()}
-        return await self.respond(request.path, await request.json(), headers, request.transport)
+        return await self.respond(request.path, await request.json(), headers, request.transport, request)
 
     async def respond(
-        self, path: str, body: dict[str, Any], headers: dict[str, str], transport: asyncio.BaseTransport | None
-    ) -> web.Response:
+        self,
+        path: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        transport: asyncio.BaseTransport | None,
+        request: web.Request | None = None,
+    ) -> web.StreamResponse:
         """The answer to one generation request (also each request of a batch, which has no transport)."""
         anthropic = path.startswith("/v1/messages")
         if self.models is not None and body.get("model") not in self.models:
@@ -285,7 +310,7 @@ class ApiServer:
         n = next(self._ids)
         if anthropic:
             headers["request-id"] = f"req_{n:08d}"
-            return web.json_response(
+            return await self._answer(
                 {
                     "id": f"msg_{n:08d}",
                     "type": "message",
@@ -301,7 +326,9 @@ class ApiServer:
                         "cache_read_input_tokens": cache_read,
                     },
                 },
-                headers=headers,
+                headers,
+                fault,
+                request,
             )
         headers["x-request-id"] = f"req_{n:08d}"
         usage = {
@@ -319,7 +346,33 @@ class ApiServer:
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
             payload = {"id": f"chatcmpl-{n}", "object": "chat.completion", "choices": [choice]}
         payload |= {"created": int(time.time()), "model": served, "system_fingerprint": "fp_local", "usage": usage}
-        return web.json_response(payload, headers=headers)
+        return await self._answer(payload, headers, fault, request)
+
+    async def _answer(
+        self, payload: dict[str, Any], headers: dict[str, str], fault: Fault | None, request: web.Request | None
+    ) -> web.StreamResponse:
+        """A 200 answer: whole, or trickled when `fault` says so (a hang-up before its end is counted)."""
+        if fault is None or not fault.trickle_s or request is None:
+            return web.json_response(payload, headers=headers)
+        response = web.StreamResponse(headers=headers)
+        response.content_type = "application/json"
+        await response.prepare(request)
+        finished = False
+        try:
+            for _ in range(fault.trickle_bytes):
+                await response.write(b" ")
+                await asyncio.sleep(fault.trickle_s)
+            await response.write(json.dumps(payload).encode())
+            await response.write_eof()
+            finished = True
+        except ConnectionError:  # the client hung up: writing to its closed connection fails
+            pass
+        finally:
+            if not finished:
+                with self._hung_up:
+                    self.hang_ups += 1
+                    self._hung_up.notify_all()
+        return response
 
     def _generate(self, body: dict[str, Any], max_tokens: int, anthropic: bool) -> tuple[str, str, str | None]:
         """The answer text, its finish reason and the stop sequence that ended it, honouring stop and max tokens."""
@@ -413,6 +466,16 @@ class ApiServer:
                 self._counting -= 1
         return web.json_response({"input_tokens": self.prompt_tokens(body)})
 
+    async def _list_models(self, request: web.Request) -> web.Response:
+        with self._lock:
+            self.listings += 1
+            created = 1_700_000_000 + self.listings  # vLLM: the time of the listing, never the same twice
+        data = [
+            {"id": model, "object": "model", "created": created, "owned_by": "vllm"} | card
+            for model, card in self.model_cards.items()
+        ]
+        return web.json_response({"object": "list", "data": data})
+
     def _record(self, path: str, body: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> None:
         with self._lock:
             self.received.append(Received(path, body, time.monotonic(), status, headers or {}))
@@ -424,6 +487,7 @@ class ApiServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         for path in (*GENERATION_PATHS, "/v1/messages/count_tokens"):
             app.router.add_post(path, self._handle)
+        app.router.add_get("/v1/models", self._list_models)
         self.batches.add_routes(app)
         runner = web.AppRunner(app, access_log=None)
         sock = socket.socket()

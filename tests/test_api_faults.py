@@ -159,6 +159,29 @@ async def test_a_hanging_server_is_cut_off_by_the_request_timeout(server: ApiSer
     assert "gave up after 1 retries" in generation.error
 
 
+@pytest.mark.parametrize("model", ["gpt-4", CLAUDE])
+async def test_a_trickling_answer_is_cut_off_by_the_request_timeout(server: ApiServer, model: str) -> None:
+    """--request-timeout bounds the whole attempt, not each read: a server that sends a byte every 0.2 s never
+    trips a 0.5 s read timeout, yet each attempt is cut, retried per --max-retries, and the server sees the client
+    hang up on every one (uncut, each trickled answer would arrive whole after 6 s and succeed)."""
+    cls = OpenAIProvider if model == "gpt-4" else AnthropicProvider
+    provider = cls(concurrency=1, request_timeout=0.5, max_retries=1)
+    requests = planned(provider, model, ("qasper",))[:1]
+    server.fail_next(Fault(200, trickle_s=0.2), Fault(200, trickle_s=0.2))
+    [generation] = await collect(provider, requests)
+    assert not generation.ok and "--request-timeout 0.5" in (generation.error or "")
+    assert "gave up after 1 retries" in (generation.error or "")
+    assert len(generations_sent(server)) == 2 and server.wait_for_hang_ups(2) == 2
+
+
+async def test_a_trickle_once_is_retried(server: ApiServer) -> None:
+    provider = OpenAIProvider(concurrency=1, request_timeout=0.5)
+    server.fail_next(Fault(200, trickle_s=0.2))
+    [generation] = await collect(provider, planned(provider, "gpt-4", ("qasper",))[:1])
+    assert generation.ok and generation.text == "Paris" and generation.info["retries"] == 1
+    assert server.wait_for_hang_ups(1) == 1
+
+
 async def test_a_hang_once_is_retried(server: ApiServer) -> None:
     provider = OpenAIProvider(concurrency=1, request_timeout=0.5)
     server.fail_next(Fault(200, delay=1.5))

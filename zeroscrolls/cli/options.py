@@ -1,12 +1,19 @@
-"""Options shared by several commands, declared once."""
+"""Options shared by several commands, declared once, and the checks their values pass before a command starts."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from zeroscrolls.errors import UsageError
+
+MAX_CONCURRENCY = 1000
+"""The most requests `--concurrency` may keep in flight: the API clients' connection pool holds 1,000, so more would
+only queue, each queued sender costing memory."""
 
 DataOption = Annotated[
     str,
@@ -63,7 +70,10 @@ BooksOption = Annotated[
     typer.Option("--books", help="Comma list of book ids (NarrativeXL: Gutenberg ids): only their questions."),
 ]
 ConcurrencyOption = Annotated[
-    int | None, typer.Option("--concurrency", "-c", help="Requests in flight (default: the provider's).")
+    int | None,
+    typer.Option(
+        "--concurrency", "-c", help=f"Requests in flight, at most {MAX_CONCURRENCY} (default: the provider's)."
+    ),
 ]
 CacheOption = Annotated[
     Path | None,
@@ -142,7 +152,8 @@ RequestTimeoutOption = Annotated[
     float | None,
     typer.Option(
         "--request-timeout",
-        help="Seconds one attempt may take before it counts as a timeout and is retried (default 600).",
+        help="Seconds one attempt may take in all, its whole answer included, before it counts as a timeout and is "
+        "retried (default 600).",
         rich_help_panel=API,
     ),
 ]
@@ -185,3 +196,24 @@ def provider_options(parameters: Mapping[str, object]) -> dict[str, object]:
     provider's constructor. One the provider does not take (an API provider has no --device) is refused when the
     provider is resolved; unset ones keep the provider's defaults."""
     return {name: parameters[name] for name in PROVIDER_OPTION_NAMES if parameters[name] is not None}
+
+
+def check_options(parameters: Mapping[str, object]) -> None:
+    """Refuse (`UsageError`) values of a command's `parameters` (its `locals()`) that no run can use, before anything
+    is read or sent: a number option that is NaN or infinite (NaN compares false with every bound, so a NaN
+    --max-cost would turn the cap off), --concurrency outside 1..`MAX_CONCURRENCY`, a --base-url that is no
+    http(s) URL (an empty one would silently mean the default server)."""
+    for name, value in parameters.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"--{name.replace('_', '-')} must be a finite number, got {value}")
+    concurrency = parameters.get("concurrency")
+    if isinstance(concurrency, int) and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise UsageError(
+            f"--concurrency must be at least 1 and at most {MAX_CONCURRENCY} (more would only queue in the API "
+            f"clients' connection pool), got {concurrency}"
+        )
+    base_url = parameters.get("base_url")
+    if isinstance(base_url, str):
+        from zeroscrolls.providers.api import normalized_endpoint  # the provider's own check, imported when needed
+
+        normalized_endpoint(base_url)

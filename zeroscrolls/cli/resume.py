@@ -1,5 +1,6 @@
 """The command that resumes a stopped or partly failed run: the command as given, rebuilt from the options the
-user typed, so it can be pasted as is (the cache makes the rerun pay only for what is missing)."""
+user typed, so it can be pasted as is (the cache makes the rerun pay only for what is missing). A key in a URL
+(`--base-url https://host/v1?api_key=...`) is masked like everywhere else it is shown, and must be typed again."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import shlex
 from typing import Any
 
 import typer
+
+from zeroscrolls.credentials import without_credentials
 
 PROGRAM = "zeroscrolls"
 
@@ -24,7 +27,7 @@ def resume_command(ctx: typer.Context) -> str:
         source = ctx.get_parameter_source(param.name) if param.name else None
         if source is not None and source.name == "COMMANDLINE":
             words += _words(param, ctx.params[param.name])
-    return shlex.join(words)
+    return without_credentials(shlex.join(words))
 
 
 def _words(param: Any, value: Any) -> list[str]:
