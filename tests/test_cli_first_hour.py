@@ -30,7 +30,7 @@ def test_score_of_a_run_folder_uses_the_data_source_in_its_manifest(tmp_path: Pa
     # no --data: the run's manifest says 'sample'; the Hub (offline in the tests) is not asked
     scored = zs("score", str(tmp_path / "demo"), "--json")
     assert scored.exit_code == 0, scored.output
-    scores = json.loads(scored.stdout)
+    scores = json.loads(scored.stdout)["tasks"]
     written = json.loads((tmp_path / "demo" / "scores.json").read_text())
     assert {t: s["score"] for t, s in scores.items()} == {t: s["score"] for t, s in written["tasks"].items()}
 

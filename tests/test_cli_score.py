@@ -45,10 +45,12 @@ def test_json_is_one_object_equal_to_metrics_score(run_folder: Path, data_dir: P
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     printed = json.loads(result.stdout)
-    assert list(printed) == list(REAL_TASKS)
+    assert list(printed["tasks"]) == list(REAL_TASKS)
     for task in REAL_TASKS:
         golds = real_golds(real_data_dir, task)
-        assert printed[task] == score(task, rotated(golds), {i: [g] for i, g in golds.items()})
+        expected = score(task, rotated(golds), {i: [g] for i, g in golds.items()})
+        assert {k: printed["tasks"][task][k] for k in expected} == expected
+    assert printed["benchmark"]["score"] is None and printed["benchmark"]["label"] == "7 of 10 tasks"
 
 
 def test_table_shows_scores_coverage_and_partial_mean(run_folder: Path, data_dir: Path) -> None:
@@ -82,7 +84,8 @@ def test_missing_ids_are_reported_and_excluded(run_folder: Path, data_dir: Path,
     assert result.exit_code == 0, result.output
     golds = real_golds(real_data_dir, "qasper")
     expected = score("qasper", predictions, {i: [g] for i, g in golds.items()})
-    assert json.loads(result.stdout) == {"qasper": expected}
+    entry = json.loads(result.stdout)["tasks"]["qasper"]
+    assert list(json.loads(result.stdout)["tasks"]) == ["qasper"] and {k: entry[k] for k in expected} == expected
     assert (expected["num_scored"], expected["num_missing"]) == (17, 2)
     assert "qasper: scored 17 of 19; 2 id(s) have no prediction" in result.stderr
 
@@ -98,7 +101,7 @@ def test_strict_passes_on_exact_ids_and_fails_on_unknown_ids(real_data_dir: Path
     golds = real_golds(real_data_dir, "narrative_qa")
     (tmp_path / "narrative_qa.json").write_text(json.dumps(golds), "utf-8")
     ok = CliRunner().invoke(app, ["score", str(tmp_path), "--data", str(data_dir), "--strict", "--json"])
-    assert ok.exit_code == 0 and json.loads(ok.stdout)["narrative_qa"]["score"] == 100.0
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["tasks"]["narrative_qa"]["score"] == 100.0
     (tmp_path / "narrative_qa.json").write_text(json.dumps(golds | {"extra": "x"}), "utf-8")
     unknown = run_cli("score", str(tmp_path), "--data", str(data_dir), "--strict")
     assert unknown.returncode == 2 and "1 prediction id(s) not in the references (extra)" in unknown.stderr

@@ -172,7 +172,7 @@ def test_a_run_and_its_score(release: Path, tmp_path: Path) -> None:
     assert all(first_option(p) == "6" for p in predictions.values())
     scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
     assert scored.exit_code == 0, scored.output
-    assert json.loads(scored.stdout)["read_along"]["score"] == 30.0
+    assert json.loads(scored.stdout)["tasks"]["read_along"]["score"] == 30.0
 
 
 def long_question(tmp_path: Path):

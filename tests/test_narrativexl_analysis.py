@@ -128,7 +128,7 @@ def test_score_json_breaks_accuracy_down_by_retention_type_and_context(tmp_path:
     )
     scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
     assert scored.exit_code == 0, scored.output
-    entry = json.loads(scored.stdout)["read_along"]
+    entry = json.loads(scored.stdout)["tasks"]["read_along"]
     assert entry["score"] == 30.0 and entry["chance"] == round(100 / 6, 4)
     assert entry["retention"] == {
         "0": group(0.0, 7, 0.0, 0.0),
@@ -178,11 +178,15 @@ def test_zeroscrolls_scores_carry_no_breakdown(tmp_path: Path) -> None:
     folder = tmp_path / "runs" / "zs"
     run(["--data", "sample", "--provider", "echo", "--model", "m", "--tasks", "quality"], folder)
     scored = CliRunner().invoke(app, ["score", str(folder), "--json"])
-    assert scored.exit_code == 0 and set(json.loads(scored.stdout)["quality"]) == {
+    assert scored.exit_code == 0 and set(json.loads(scored.stdout)["tasks"]["quality"]) == {
         "score",
         "accuracy",
         "num_scored",
         "num_missing",
+        "num_expected",
+        "partial",
+        "format_ok",
+        "formats",
     }
     assert "## Retention" not in (folder / "report.md").read_text() and not (folder / "retention.png").exists()
 
@@ -248,7 +252,7 @@ def test_the_always_6_baseline_scores_exactly_the_share_of_none_of_the_above(tmp
     run(["--suite", "narrativexl", "--data", str(release), "--model", "naive-always-6"], folder)
     scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
     assert scored.exit_code == 0, scored.output
-    entry = json.loads(scored.stdout)["read_along"]
+    entry = json.loads(scored.stdout)["tasks"]["read_along"]
     # recall questions: 12 at distance 0, 11 at 1, 8 at 4, 4 at 8; "None of the above.": rows 1-11
     assert entry["score"] == round(100 * 11 / 46, 4)
     accuracy = {bucket: (g["accuracy"], g["n"]) for bucket, g in entry["retention"].items()}

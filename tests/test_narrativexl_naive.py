@@ -34,7 +34,7 @@ def _run(release: Path, out: Path, model: str, name: str, *extra: str) -> dict[s
 def _accuracy(run: Path) -> float:
     result = CliRunner().invoke(app, ["score", str(run), "--suite", "narrativexl", "--json"])
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["read_along"]["score"]
+    return json.loads(result.stdout)["tasks"]["read_along"]["score"]
 
 
 def test_always_6_scores_the_share_of_questions_answered_none_of_the_above(release: Path, tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def test_a_paper_run_through_the_local_server(
     assert scores["tasks"]["read_along"]["score"] == pytest.approx(100 * 4 / 6, abs=0.01)
     rescored = zs("score", str(folder), "--suite", "narrativexl", "--json")
     assert rescored.exit_code == 0, rescored.output
-    assert json.loads(rescored.stdout)["read_along"]["score"] == scores["tasks"]["read_along"]["score"]
+    assert json.loads(rescored.stdout)["tasks"]["read_along"]["score"] == scores["tasks"]["read_along"]["score"]
 
 
 def test_prompt_mode_paper_is_narrativexl_only(release: Path) -> None:

@@ -239,7 +239,7 @@ def test_a_run_scores_beside_the_copy_input_baseline(release: Path, tmp_path: Pa
         assert {k: scores[task][k] for k in expected} == pytest.approx(expected, abs=1e-4)
     scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
     assert scored.exit_code == 0, scored.output
-    as_json = json.loads(scored.stdout)
+    as_json = json.loads(scored.stdout)["tasks"]
     assert list(as_json) == list(scores) and as_json["scene_reconstruction"]["copy_input_baseline"] == SCENE_BASELINE
     assert all(entry == {k: scores[task][k] for k in entry} for task, entry in as_json.items())
     report = (folder / "report.md").read_text()

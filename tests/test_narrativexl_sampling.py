@@ -220,8 +220,8 @@ def test_score_and_compare_read_a_sampled_run_on_its_sample(release: Path, tmp_p
     scored = zs("score", str(folder), "--suite", "narrativexl", "--json")
     assert scored.exit_code == 0, scored.output
     assert "warning" not in scored.stderr  # no questions outside the sample count as missing
-    assert json.loads(scored.stdout)["read_along"]["score"] == kept["score"]
-    assert json.loads(scored.stdout)["read_along"]["num_scored"] == 20
+    assert json.loads(scored.stdout)["tasks"]["read_along"]["score"] == kept["score"]
+    assert json.loads(scored.stdout)["tasks"]["read_along"]["num_scored"] == 20
     compared = zs("compare", str(folder), str(folder), "--suite", "narrativexl")
     assert compared.exit_code == 0, compared.output
     assert "partial" not in compared.stdout.lower()

@@ -70,8 +70,15 @@ def test_score_json_has_null_for_a_task_with_nothing_scored(
     (predictions / "qasper.json").write_text(json.dumps(real_golds(real_data_dir, "qasper")))
     code, out, err = invoke("score", predictions, "--data", real_source.describe(), "--json")
     assert code == 0, err
-    printed = json.loads(out)
-    assert printed["quality"] == {"score": None, "num_scored": 0, "num_missing": 21}
+    printed = json.loads(out)["tasks"]
+    assert {k: v for k, v in printed["quality"].items() if k != "formats"} == {
+        "score": None,
+        "num_scored": 0,
+        "num_missing": 21,
+        "num_expected": 21,
+        "partial": False,
+        "format_ok": None,
+    }
     assert printed["qasper"]["score"] == 100.0
     assert "left out: quality (nothing scored)" in err
 

@@ -161,3 +161,74 @@ def test_export_never_replaces_a_file_that_is_not_a_submission(exported_run: Pat
     again = zs("export", str(exported_run), "--allow-missing", "--output", str(target))
     assert again.exit_code == 0, again.output  # its own earlier export is replaced
     assert target.read_text().startswith("Task,ID,Prediction")
+
+
+def predictions(folder: Path, task: str = "qasper") -> dict[str, str]:
+    return json.loads((folder / "predictions" / f"{task}.json").read_text())
+
+
+def test_a_rerun_with_another_limit_is_refused_and_the_full_run_kept(tmp_path: Path) -> None:
+    full = naive(tmp_path, "--tasks", "qasper,quality", "--run-name", "mine")
+    assert full.exit_code == 0, full.output
+    folder = tmp_path / "mine"
+    kept = predictions(folder)
+    assert len(kept) == 2
+    limited = naive(tmp_path, "--tasks", "qasper,quality", "--run-name", "mine", "--limit", "1")
+    assert limited.exit_code == 2, limited.output
+    message = flat(limited.output)
+    assert "limit none (every example) there, 1 now" in message
+    assert "--run-name" in message and "--overwrite" in message
+    assert predictions(folder) == kept and json.loads((folder / "manifest.json").read_text())["status"] == "complete"
+    again = naive(tmp_path, "--tasks", "qasper,quality", "--run-name", "mine")
+    assert again.exit_code == 0, again.output  # the same scope resumes
+    assert predictions(folder) == kept
+
+
+def test_a_rerun_with_the_same_limit_resumes(tmp_path: Path) -> None:
+    assert naive(tmp_path, "--run-name", "mine", "--limit", "1").exit_code == 0
+    again = naive(tmp_path, "--run-name", "mine", "--limit", "1")
+    assert again.exit_code == 0, again.output
+    assert len(predictions(tmp_path / "mine")) == 1
+
+
+def test_a_rerun_with_another_selection_data_or_templates_is_refused(tmp_path: Path) -> None:
+    assert naive(tmp_path, "--run-name", "mine").exit_code == 0
+    folder = tmp_path / "mine"
+    kept = predictions(folder)
+    sampled = naive(tmp_path, "--run-name", "mine", "--sample", "1", "--seed", "3")
+    assert sampled.exit_code == 2 and "selection none (every example) there, --sample 1 --seed 3 now" in flat(
+        sampled.output
+    )
+    data = tmp_path / "data" / "qasper"
+    data.mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[1] / "zeroscrolls" / "data" / "sample" / "qasper" / "validation.jsonl"
+    (data / "validation.jsonl").write_text(sample.read_text())
+    other_data = zs("run", "--model", "naive", "--data", str(data.parent), "--tasks", "qasper", "-o", str(tmp_path))
+    assert other_data.exit_code == 0, other_data.output  # its own default folder
+    moved = zs(
+        *["run", "--model", "naive", "--data", str(data.parent), "--tasks", "qasper"],
+        "-o",
+        str(tmp_path),
+        "--run-name",
+        "mine",
+    )
+    assert moved.exit_code == 2 and f"data sample there, {data.parent.resolve()} now" in flat(moved.output)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    packaged = Path(__file__).resolve().parents[1] / "zeroscrolls" / "suites" / "zeroscrolls" / "prompts"
+    (prompts / "qasper.yaml").write_text((packaged / "qasper.yaml").read_text().replace("concisely", "briefly"))
+    reworded = naive(tmp_path, "--run-name", "mine", "--prompts", str(prompts))
+    assert reworded.exit_code == 2 and "templates of qasper differ (--prompts)" in flat(reworded.output)
+    assert predictions(folder) == kept
+
+
+def test_a_folder_written_before_the_scope_was_configuration_still_refuses_another_limit(tmp_path: Path) -> None:
+    assert naive(tmp_path, "--run-name", "mine").exit_code == 0
+    path = tmp_path / "mine" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    for name in ("limit", "selection", "data", "templates"):
+        manifest["configuration"].pop(name, None)  # as runs of older versions recorded it
+    path.write_text(json.dumps(manifest))
+    limited = naive(tmp_path, "--run-name", "mine", "--limit", "1")
+    assert limited.exit_code == 2 and "limit none (every example) there, 1 now" in flat(limited.output)
+    assert naive(tmp_path, "--run-name", "mine").exit_code == 0

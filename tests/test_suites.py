@@ -163,9 +163,14 @@ def test_score_compare_and_export_follow_the_suite(tiny_suite: Path, tmp_path: P
 
     scored = CliRunner().invoke(app, ["score", str(tiny_run), "--suite", "tiny", "--data", str(tiny_suite), "--json"])
     assert scored.exit_code == 0, scored.output
-    assert list(json.loads(scored.stdout)) == ["riddles"]
-    wrong = CliRunner().invoke(app, ["score", str(tiny_run), "--data", str(tiny_suite)])
-    assert wrong.exit_code == 2 and "riddles.json is not named after a task" in wrong.output
+    assert list(json.loads(scored.stdout)["tasks"]) == ["riddles"]
+    wrong = CliRunner().invoke(app, ["score", str(tiny_run), "--suite", "zeroscrolls", "--data", str(tiny_suite)])
+    assert wrong.exit_code == 2 and "is a run of the tiny suite, not of zeroscrolls" in " ".join(wrong.output.split())
+    loose = tmp_path / "loose"  # prediction files without a manifest are scored as the default suite's
+    loose.mkdir()
+    (loose / "riddles.json").write_text((tiny_run / "predictions" / "riddles.json").read_text())
+    unnamed = CliRunner().invoke(app, ["score", str(loose), "--data", str(tiny_suite)])
+    assert unnamed.exit_code == 2 and "riddles.json is not named after a task" in unnamed.output
 
     both = ["compare", str(tiny_run), str(tiny_run), "--format", "json", "--resamples", "20"]
     compared = CliRunner().invoke(app, [*both, "--suite", "tiny"])

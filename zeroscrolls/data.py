@@ -223,9 +223,14 @@ def derive_spans(text: str, context_header: str, query_header: str | None, respo
     return document_start, query_start - 2, query_start, query_end
 
 
-def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
+ReferenceCheck = Callable[[str], str | None]
+"""A gold output -> why the metric cannot score against it, or None (`metrics.reference_problem` of one task)."""
+
+
+def read_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterator[tuple[str, dict]]:
     """('file:line', row) for each row of a benchmark JSONL file (SCROLLS and ZeroSCROLLS share the layout): `id`
-    and `input` strings, `output` a string or null (test rows), else a `UsageError` naming the file and line."""
+    and `input` strings, `output` a string or null (test rows) that `check_output` accepts, else a `UsageError`
+    naming the file and line."""
     for lineno, row in _read_jsonl(path):
         where = f"{path}:{lineno}"
         for field in ("id", "input"):
@@ -234,34 +239,41 @@ def read_rows(path: Path) -> Iterator[tuple[str, dict]]:
         output = row.get("output")
         if output is not None and not isinstance(output, str):
             raise UsageError(f"{where}: field 'output' must be a string or null")
+        if output and check_output is not None and (problem := check_output(output)):
+            raise UsageError(
+                f"{where}: id {row['id']!r}: {problem}, so the task could not be scored; fix the row's 'output' "
+                "field or remove the row"
+            )
         yield where, row
 
 
-def references_by_id(path: Path) -> dict[str, list[str]]:
+def references_by_id(path: Path, check_output: ReferenceCheck | None = None) -> dict[str, list[str]]:
     """Example id -> its references in file order, ids in order of first appearance: what grouping rows by id needs
-    before the first example can be handed on, read without holding any document."""
+    before the first example can be handed on, read without holding any document (each checked by
+    `check_output`)."""
     refs: dict[str, list[str]] = {}
-    for _, row in read_rows(path):
+    for _, row in read_rows(path, check_output):
         output = row.get("output")
         refs.setdefault(row["id"], []).extend([output] if output else [])
     return refs
 
 
-def first_rows(path: Path) -> Iterator[tuple[str, dict, tuple[str, ...]]]:
+def first_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterator[tuple[str, dict, tuple[str, ...]]]:
     """('file:line', row, its id's references) for each id's first row, in file order: the references are gathered
-    first (`references_by_id`), so grouping rows by id holds one document at a time."""
-    refs = references_by_id(path)
+    (and checked by `check_output`) first (`references_by_id`), so grouping rows by id holds one document at a
+    time."""
+    refs = references_by_id(path, check_output)
     for where, row in read_rows(path):
         outputs = refs.pop(row["id"], None)
         if outputs is not None:  # None: a later row of an id already given
             yield where, row, tuple(outputs)
 
 
-def count_ids(path: Path, check: Callable[[str, dict], object]) -> int:
+def count_ids(path: Path, check: Callable[[str, dict], object], check_output: ReferenceCheck | None = None) -> int:
     """How many distinct ids a benchmark file holds, `check('file:line', row)` run on each id's first row (it
-    raises what building that example would), in one pass holding no document."""
+    raises what building that example would) and `check_output` on every gold, in one pass holding no document."""
     seen: set[str] = set()
-    for where, row in read_rows(path):
+    for where, row in read_rows(path, check_output):
         if row["id"] not in seen:
             seen.add(row["id"])
             check(where, row)

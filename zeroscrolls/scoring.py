@@ -80,6 +80,8 @@ class TaskResult:
     """The suite's baselines (`Suite.baselines`) scored on the same examples: name -> metrics as in `metrics`."""
     analysis: Analysis | None = None
     """The suite's breakdowns of the score (`Suite.group_examples`), None for suites without them."""
+    not_scored: str | None = None
+    """Why the metric failed on the task's examples (`unscored_task`): it has no score, and is never complete."""
 
     @property
     def score(self) -> float | None:
@@ -88,8 +90,8 @@ class TaskResult:
 
     @property
     def complete(self) -> bool:
-        """Every reference id has a prediction."""
-        return not self.missing
+        """Every reference id has a prediction, and the task was scored."""
+        return not self.missing and self.not_scored is None
 
     @property
     def partial(self) -> bool:
@@ -105,15 +107,18 @@ class TaskResult:
 
     @property
     def shortfall(self) -> str:
-        """Why the task is out of the mean: "scored 18 of 20" or "nothing scored"."""
+        """Why the task is out of the mean: "scored 18 of 20", "nothing scored" or "not scored: <why>"."""
+        if self.not_scored is not None:
+            return f"not scored: {self.not_scored}"
         return f"scored {self.num_scored} of {self.num_expected}" if self.num_scored else "nothing scored"
 
     def to_json(self) -> dict[str, Any]:
-        """The task's entry of `score --json`: equal to `metrics.score` on the same input, then each baseline under
-        `<name>_baseline` and the suite's breakdowns where it has them."""
+        """The start of the task's entry in scores.json (`BenchmarkResult.to_json`): equal to `metrics.score` on the
+        same input, then each baseline under `<name>_baseline` and the suite's breakdowns where it has them."""
         counts = {"num_scored": self.num_scored, "num_missing": len(self.missing)}
         found = (self.metrics or {"score": None}) | counts | {f"{n}_baseline": m for n, m in self.baselines.items()}
-        return found | (self.analysis.to_json() if self.analysis is not None else {})
+        failed = {"not_scored": self.not_scored} if self.not_scored is not None else {}
+        return found | failed | (self.analysis.to_json() if self.analysis is not None else {})
 
 
 @dataclass(frozen=True)
@@ -160,11 +165,42 @@ class BenchmarkResult:
         return f"{text} ({', '.join(shortfalls)})" if shortfalls else text
 
     @property
+    def why_no_score(self) -> str | None:
+        """Why there is no benchmark score ("2 of 10 tasks: no ZeroSCROLLS score, ..."); None when there is one."""
+        if self.mean is not None:
+            return None
+        return f"{self.label}: no {self.suite.title} score, which needs all {len(self.suite.tasks)} tasks fully scored"
+
+    @property
     def mean_note(self) -> str:
         """What the partial mean covers and why the other tasks are out of it."""
         out = ", ".join(f"{r.task} ({r.shortfall})" for r in self.left_out)
         text = f"mean of the {len(self.fully_scored)} fully scored task(s)"
         return f"{text}; left out: {out}" if out else text
+
+    def to_json(self) -> dict[str, Any]:
+        """scores.json, and what `score --json` prints: per task its metrics with coverage, format share and
+        format analysis (refusals, lengths, lenient score; "score": null when nothing was scored) and the suite's
+        breakdowns; the benchmark score only when complete (else null and why), and the mean of the fully scored
+        tasks with what it leaves out."""
+        return {
+            "tasks": {
+                task: r.to_json()
+                | {"num_expected": r.num_expected, "partial": r.partial, "format_ok": r.format_ok}
+                | ({"unreferenced": list(r.unreferenced)} if r.unreferenced else {})
+                | {"formats": r.formats.to_json() if r.formats else None}
+                for task, r in self.tasks.items()
+            },
+            "benchmark": {
+                "suite": self.suite.name,
+                "label": self.label,
+                "complete": self.complete,
+                "score": self.mean,
+                "why_no_score": self.why_no_score,
+                "partial_mean": self.partial_mean,
+                "partial_mean_of": self.mean_note,
+            },
+        }
 
 
 def format_ok(
@@ -240,6 +276,24 @@ def score_task(
     )
 
 
+def unscored_task(task: str, predictions: Mapping[str, str], examples: Sequence[Example], why: str) -> TaskResult:
+    """The result of a task its metric failed on (`why`): counted, no score, out of every mean. A run records it so
+    rather than stopping, since its predictions were paid for."""
+    references = [ex.id for ex in examples if ex.outputs]
+    return TaskResult(
+        task=task,
+        metrics={},
+        num_scored=0,
+        num_expected=len(references),
+        missing=tuple(i for i in references if i not in predictions),
+        unknown=(),
+        format_ok=None,
+        off_format=(),
+        per_example={},
+        not_scored=why,
+    )
+
+
 def _baselines(task: str, scored: Sequence[Example], suite: Suite) -> dict[str, dict[str, float]]:
     """The suite's baselines that apply to `task`, on the scored examples only (so a partial run compares like with
     like)."""
@@ -283,7 +337,9 @@ def coverage_notes(result: BenchmarkResult) -> list[str]:
     """One line per task with missing or unknown ids, for stderr."""
     notes = []
     for r in result.tasks.values():
-        if r.missing:
+        if r.not_scored is not None:
+            notes.append(f"{r.task}: not scored: {r.not_scored}")
+        elif r.missing:
             notes.append(
                 f"{r.task}: scored {r.num_scored} of {r.num_expected}; {len(r.missing)} id(s) have no prediction "
                 f"and are left out of the score{_some(r.missing)}"
@@ -377,10 +433,7 @@ def results_table(result: BenchmarkResult) -> Table:
         full = len(result.fully_scored)
         mean = NO_SCORE if result.partial_mean is None else f"{result.partial_mean:.2f}"
         table.add_row("partial mean", f"{full} tasks", mean)
-        table.caption = (
-            f"{result.label}: no {title} score, which needs all {len(result.suite.tasks)} tasks fully scored; partial "
-            f"{result.mean_note}"
-        )
+        table.caption = f"{result.why_no_score}; partial {result.mean_note}"
         if any(r.partial for r in result.tasks.values()):
             table.caption += f". {PARTIAL_MARK}: scored on fewer examples than the task has"
     if any(r.baselines for r in result.tasks.values()):

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from zeroscrolls.cli.options import SplitOption, SuiteOption
+from zeroscrolls.cli.options import SplitOption
 from zeroscrolls.data import DataSource, run_data_source
 from zeroscrolls.errors import UsageError
 from zeroscrolls.suites.task import DEFAULT_SUITE
@@ -35,12 +35,24 @@ def score(
         str | None, typer.Option("--tasks", help="Comma list of tasks to score (default: every prediction file).")
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help='Print one JSON object {task: {"score": ...}} and nothing else.')
+        bool,
+        typer.Option(
+            "--json",
+            help='Print one JSON object shaped as a run\'s scores.json ({"tasks": {task: {"score": ...}}, '
+            '"benchmark": {...}}) and nothing else.',
+        ),
     ] = False,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on any reference id without a prediction or unknown id.")
     ] = False,
-    suite: SuiteOption = DEFAULT_SUITE,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            help=f"Benchmark suite (see `zeroscrolls suites`) (default: the suite in a run folder's manifest, else "
+            f"{DEFAULT_SUITE}).",
+        ),
+    ] = None,
 ) -> None:
     """Score predictions with the suite's official metrics (validation split: the test gold is hidden).
 
@@ -51,7 +63,14 @@ def score(
     from zeroscrolls.scoring import breakdown_tables, coverage_notes, load_predictions, results_table, score_benchmark
     from zeroscrolls.suites.base import resolve_suite
 
-    chosen = resolve_suite(suite)
+    manifest = pred / "manifest.json"
+    run = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
+    recorded = run.get("suite", DEFAULT_SUITE) if run else None
+    if suite is not None and recorded is not None and suite != recorded:
+        raise UsageError(
+            f"{pred} is a run of the {recorded} suite, not of {suite}: drop --suite to score it with its own suite"
+        )
+    chosen = resolve_suite(suite or recorded or DEFAULT_SUITE)
     predictions = load_predictions(pred, chosen)
     if tasks is None:
         selected = list(predictions)
@@ -60,8 +79,6 @@ def score(
         absent = [t for t in selected if t not in predictions]
         if absent:
             raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
-    manifest = pred / "manifest.json"
-    run = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
     source = (
         run_data_source(pred, run) if data is None and run else DataSource.parse(data or "hub", hint=chosen.data_hint)
     )
@@ -72,7 +89,7 @@ def score(
     for note in coverage_notes(result):
         err.print(f"[yellow]warning:[/yellow] {note}", highlight=False, soft_wrap=True)
     if as_json:
-        typer.echo(json.dumps({task: r.to_json() for task, r in result.tasks.items()}, indent=2))
+        typer.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str))
     else:
         out = Console()
         out.print(results_table(result))

@@ -13,7 +13,7 @@ from statistics import fmean
 
 from zeroscrolls.errors import UsageError
 from zeroscrolls.metrics import accuracy, concordance_index, exp_similarity, f1, rouge
-from zeroscrolls.tasks import Metric, get_task
+from zeroscrolls.tasks import TASKS, Metric, get_task
 
 _MEAN_METRICS = {
     Metric.F1: f1,
@@ -22,6 +22,21 @@ _MEAN_METRICS = {
     Metric.CONCORDANCE_INDEX: concordance_index,
 }
 """Metrics whose task score is the mean of one per-example value, keyed by the metric's name."""
+_REFERENCE_CHECKS: dict[Metric, Callable[[str], str | None]] = {
+    Metric.ACCURACY: accuracy.reference_problem,
+    Metric.EXP_SIMILARITY: exp_similarity.reference_problem,
+    Metric.CONCORDANCE_INDEX: concordance_index.reference_problem,
+}
+"""Metrics that parse their references (a letter, a percentage, summary ids) and fail on one they cannot read."""
+
+
+def reference_problem(task: str, reference: str) -> str | None:
+    """Why the official metric of `task` cannot score against `reference`, or None (it can, or `task` is no
+    ZeroSCROLLS task). The row readers ask it of every gold as they read and count the rows, so a bad one stops a
+    run before anything is paid for, not at scoring."""
+    info = TASKS.get(task)
+    check = _REFERENCE_CHECKS.get(info.metric) if info is not None else None
+    return check(reference) if check is not None else None
 
 
 def score_example(task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:

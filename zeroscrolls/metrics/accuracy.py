@@ -15,6 +15,11 @@ def first_letter(text: str) -> str | None:
     return match.group() if match else None
 
 
+def reference_problem(reference: str) -> str | None:
+    """Why `reference` cannot be scored against (it has no letter), or None."""
+    return None if first_letter(reference) is not None else f"the reference {reference!r} has no answer letter A-D"
+
+
 def example_score(prediction: str, references: Sequence[str]) -> float:
     """100 when the prediction's letter equals a reference's letter, else 0.
 
@@ -25,6 +30,6 @@ def example_score(prediction: str, references: Sequence[str]) -> float:
     for ref in references:
         gold = first_letter(ref)
         if gold is None:
-            raise ValueError(f"the reference {ref!r} has no answer letter A-D")
+            raise ValueError(reference_problem(ref))
         best = max(best, 100.0 if predicted == gold else 0.0)
     return best

@@ -38,6 +38,14 @@ def concordance(gold: Sequence[int], predicted: Sequence[int]) -> float:
     return concordant / (len(gold) * (len(gold) - 1) // 2)
 
 
+def reference_problem(reference: str) -> str | None:
+    """Why `reference` cannot be scored against (it is not a list of distinct ids), or None."""
+    gold = parse_ids(reference)
+    if gold and len(set(gold)) == len(gold):
+        return None
+    return f"the reference {reference!r} is not a list of distinct summary ids"
+
+
 def example_score(prediction: str, references: Sequence[str]) -> float:
     """Best concordance over the references, on 0-100.
 
@@ -46,8 +54,8 @@ def example_score(prediction: str, references: Sequence[str]) -> float:
     predicted = parse_ids(prediction)
     best = 0.0
     for ref in references:
-        gold = parse_ids(ref)
-        if not gold or len(set(gold)) != len(gold):
-            raise ValueError(f"the reference {ref!r} is not a list of distinct summary ids")
-        best = max(best, 100 * concordance(gold, predicted))
+        problem = reference_problem(ref)
+        if problem is not None:
+            raise ValueError(problem)
+        best = max(best, 100 * concordance(parse_ids(ref), predicted))
     return best

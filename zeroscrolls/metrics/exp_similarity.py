@@ -20,6 +20,13 @@ def similarity(gold: float, predicted: float) -> float:
     return 0.5 ** (abs(gold - predicted) / 10)
 
 
+def reference_problem(reference: str) -> str | None:
+    """Why `reference` cannot be scored against (it has no percentage), or None."""
+    return (
+        None if parse_percentage(reference) is not None else f"the reference {reference!r} has no percentage like '40%'"
+    )
+
+
 def example_score(prediction: str, references: Sequence[str]) -> float:
     """Best similarity over the references, on 0-100; 0 when the prediction has no percentage.
 
@@ -30,7 +37,7 @@ def example_score(prediction: str, references: Sequence[str]) -> float:
     for ref in references:
         gold = parse_percentage(ref)
         if gold is None:
-            raise ValueError(f"the reference {ref!r} has no percentage like '40%'")
+            raise ValueError(reference_problem(ref))
         if predicted is not None:
             best = max(best, 100 * similarity(gold, predicted))
     return best

@@ -124,6 +124,8 @@ def select_tasks(table: Mapping[str, Task], spec: str | None) -> list[Task]:
     if spec is None or spec.strip() in ("", "all"):
         return list(table.values())
     names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--tasks {spec!r} names no task: pass a comma list such as --tasks qasper,quality")
     unknown = [n for n in names if n not in table]
     if unknown:
         raise UsageError(f"unknown task(s) {', '.join(unknown)} in --tasks; the tasks are: {', '.join(table)}")

@@ -12,8 +12,9 @@ from zeroscrolls.metrics import aggregate_metric, rouge
 from zeroscrolls.suites.narrativexl.tasks import TASKS
 from zeroscrolls.suites.task import Metric
 
-_OPTION = re.compile(r"(?<![\d.])[1-6](?![\d])")
-"""A digit 1-6 not inside a longer number ("12", "0.5" and "3.5" hold none; "3)" and "option 3." hold 3)."""
+_OPTION = re.compile(r"(?<![\d.])[1-6](?!\d|\.\d)")
+"""A digit 1-6 not inside a longer number: "12", "0.5" and "3.5" hold none, "2.5 stars, so 4" holds 4; "3)" and
+"option 3." hold 3 (a full stop is a decimal point only when a digit follows it)."""
 
 
 def first_option(text: str) -> str | None:

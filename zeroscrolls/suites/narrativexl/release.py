@@ -125,9 +125,15 @@ def source_books(source: DataSource) -> list[Path]:
 
 def read_book(path: Path) -> Book:
     """One `<gutenberg_id>.questions_shortform` file; malformed content is a usage error naming file and row."""
+    rows = read_table(path, HEADER, "questions_shortform")
+    if not rows:  # a run would ask it nothing and call itself complete: a cut-short file is said, not skipped
+        raise UsageError(
+            f"{path}: a header row and no scene, so the book has no questions (a cut-short download?); fetch the "
+            "release again, or remove the file to leave the book out"
+        )
     scenes: list[str] = []
     questions: list[Question] = []
-    for row, values in enumerate(read_table(path, HEADER, "questions_shortform")):
+    for row, values in enumerate(rows):
         scenes.append(values["RAW_CHUNK"].strip())
         questions.extend(_row_questions(path, path.stem, row, values))
     return Book(path.stem, tuple(scenes), tuple(questions))
@@ -193,6 +199,14 @@ def _row_questions(path: Path, book: str, row: int, values: dict[str, str]) -> l
             raise UsageError(f"{where}, question {k}: MEMLOADS {memload!r} is not a whole number") from None
         if retention < 0:
             raise UsageError(f"{where}, question {k}: MEMLOADS {retention} is negative")
+        # A true scene before scene 0 cannot be: refused like the other impossible values rather than counted as
+        # unknown, which would quietly drop it from the forgetting curve (and row - retention, its true scene, would
+        # be negative). Option 6 has no true scene: its retention is the whole book so far, as the release gives it.
+        if answer != str(NUM_OPTIONS) and retention > row:
+            raise UsageError(
+                f"{where}, question {k}: MEMLOADS {retention} is larger than its data row {row}, so its true scene "
+                "would come before the book's first scene; fix or remove the question"
+            )
         found.append(Question(book, row, k, text.strip(), answer, kind, retention))
     return found
 

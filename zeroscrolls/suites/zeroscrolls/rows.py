@@ -1,15 +1,19 @@
 """ZeroSCROLLS rows -> `Example`s (spec §2.1-§2.2): a data folder holds `<task>/<split>.jsonl`; rows sharing an id are
 one example whose `outputs` keep every reference in file order. Document and query spans come from the index fields,
-or are derived from the text by the rule of spec §2.2 when a row has none.
+or are derived from the text by the rule of spec §2.2 when a row has none. Every gold is checked as the rows are read
+and counted for what the task's metric needs of it (a letter, a percentage, summary ids), so a bad one stops a run
+before anything is paid for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import partial
 from pathlib import Path
 
 from zeroscrolls.data import DataSource, Example, count_ids, derive_spans, first_rows
 from zeroscrolls.errors import UsageError
+from zeroscrolls.metrics import reference_problem
 from zeroscrolls.templates import Template, load_templates
 
 INDEX_FIELDS = ("document_start_index", "document_end_index", "query_start_index", "query_end_index")
@@ -46,7 +50,7 @@ def iter_examples(
     """`load_examples` one at a time: the references are gathered first (ids and outputs only), then each example is
     built at its id's first row, so one document is held at a time."""
     template = (templates or load_templates())[task]
-    for where, row, outputs in first_rows(_task_file(task, split, source)):
+    for where, row, outputs in first_rows(_task_file(task, split, source), partial(reference_problem, task)):
         yield _example(task, template, where, row, outputs)
 
 
@@ -54,7 +58,10 @@ def count_examples(task: str, split: str, source: DataSource, templates: Mapping
     """How many examples the task holds (distinct ids), each checked as `iter_examples` checks it, in one pass and
     holding no document: what a run counts before it plans."""
     template = templates[task]
-    return count_ids(_task_file(task, split, source), lambda where, row: _example(task, template, where, row, ()))
+    path = _task_file(task, split, source)
+    return count_ids(
+        path, lambda where, row: _example(task, template, where, row, ()), partial(reference_problem, task)
+    )
 
 
 def _task_file(task: str, split: str, source: DataSource) -> Path:
