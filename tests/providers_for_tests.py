@@ -5,7 +5,8 @@ behaviour crosses the process boundary through environment variables:
 - ZS_TEST_CALLS: a file to which every answered request appends one line "<key> <task>/<id>",
 - ZS_TEST_DELAY: seconds each request takes (SlowProvider),
 - ZS_TEST_FAIL_IDS: comma list of example ids whose requests fail (FlakyProvider),
-- ZS_TEST_FATAL_AFTER: answer this many requests, then raise FatalProviderError (FatalProvider).
+- ZS_TEST_FATAL_AFTER: answer this many requests, then raise FatalProviderError (FatalProvider),
+- ZS_TEST_PLAN_FAIL_IDS: comma list of example ids whose planning raises RuntimeError (UnplannableProvider).
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 
 from zeroscrolls.cli.options import PROVIDER_OPTION_NAMES
+from zeroscrolls.data import DataSource, Example
 from zeroscrolls.models import ModelProfile
-from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request, StreamingProvider
+from zeroscrolls.suites.base import Suite
 from zeroscrolls.templates import PromptStyle
 
 DEFAULT_BUDGET = 100_000
@@ -160,3 +163,27 @@ class RecallProvider(ScriptedProvider):
         answer = next((k for k, word in options if word in seen), "6")
         log_call(request)
         return Generation(request.key(), answer, "stop", input_tokens=request.prompt_tokens, output_tokens=1)
+
+
+class UnplannableProvider(ScriptedProvider):
+    """Raises a RuntimeError (not a usage error: a bug in a plugin's planning hook) when the run plans an example
+    whose id is in $ZS_TEST_PLAN_FAIL_IDS; takes the whole stream at once, as a plain `Provider`."""
+
+    name = "unplannable"
+
+    def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
+        failing = set(filter(None, os.environ.get("ZS_TEST_PLAN_FAIL_IDS", "").split(",")))
+        for items in examples.values():
+            for example in items:
+                if example.id in failing:
+                    raise RuntimeError(f"the test provider cannot plan {example.task}/{example.id}")
+
+
+class StreamedUnplannableProvider(UnplannableProvider, StreamingProvider):
+    """`UnplannableProvider` taking requests one by one as they are planned, as the API providers do."""
+
+    name = "streamed-unplannable"
+
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+        async for request in requests:
+            yield await self.answer(request)

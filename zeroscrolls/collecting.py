@@ -16,9 +16,10 @@ from pathlib import Path
 
 from zeroscrolls import runfolder
 from zeroscrolls.data import Example
+from zeroscrolls.errors import UsageError
 from zeroscrolls.providers.base import Generation, Request
 from zeroscrolls.runtypes import ExampleResult, Plan, PlannedExample
-from zeroscrolls.scoring import BenchmarkResult, TaskResult, score_task
+from zeroscrolls.scoring import BenchmarkResult, TaskResult, score_task, unscored_task
 from zeroscrolls.storage import cannot_write
 from zeroscrolls.suites.base import Suite
 
@@ -95,8 +96,15 @@ class Results:
         return new
 
     def answer(self, key: str, generation: Generation) -> int:
-        """Fill the slots waiting for `key`; returns how many. A task that failed to score or write raises here."""
+        """Fill the slots waiting for `key`; returns how many. Then a task that failed to score or write raises
+        here: the answer that learns of the failure is kept all the same."""
+        filled = self.keep(key, generation)
         self._raise_failed()
+        return filled
+
+    def keep(self, key: str, generation: Generation) -> int:
+        """Fill the slots waiting for `key`, raising nothing (the run is stopping for another failure); returns how
+        many."""
         self.answers[key] = generation
         waiting = self.waiting.pop(key, [])
         for slot, planned in waiting:
@@ -150,12 +158,19 @@ class Results:
             self._jobs.pop(0).result()
 
     def _complete(self, task: str) -> None:
-        """Score the task by the suite's metric (rows without a prediction are left out and reported); write it."""
+        """Score the task by the suite's metric (rows without a prediction are left out and reported); write it. A
+        metric that fails (a gold it cannot read, beyond what the rows were checked for when read) leaves the task
+        marked not scored, with why, and the run goes on: its predictions were paid for and are written all the
+        same."""
         items = [r for r in self.slots[task] if r is not None]
         if any(r.planned.example.outputs for r in items):
             predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
             examples = [r.planned.example for r in items]
-            self.scores[task] = score_task(task, predictions, examples, suite=self.suite)
+            try:
+                self.scores[task] = score_task(task, predictions, examples, suite=self.suite)
+            except Exception as exc:  # any metric's failure, a suite's own included: the answers must be kept
+                why = str(exc) if isinstance(exc, UsageError) else f"{type(exc).__name__}: {exc}"
+                self.scores[task] = unscored_task(task, predictions, examples, why)
         if self._may_write:
             self._write(task)
         else:

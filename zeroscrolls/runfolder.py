@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import math
 import platform
 import re
 import tempfile
@@ -26,6 +27,7 @@ import jsonlines
 
 from zeroscrolls import report
 from zeroscrolls.atomic import write_atomic
+from zeroscrolls.credentials import without_credentials
 from zeroscrolls.errors import UsageError
 from zeroscrolls.runtypes import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.storage import cannot_write
@@ -49,13 +51,6 @@ VERSIONED_PACKAGES = (
 )
 _SECRET_OPTION = re.compile(r"(^|_)(api_key|key|secret|password|token)$")
 """Provider options never written to a manifest, whatever a caller passes."""
-_URL_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
-"""The `user:password@` of a URL (a `--base-url` may carry one), masked wherever a manifest quotes the URL."""
-
-
-def _without_credentials(value: Any) -> Any:
-    """`value` with the credentials of any URL in it masked; values that are not text pass unchanged."""
-    return _URL_CREDENTIALS.sub("***@", value) if isinstance(value, str) else value
 
 
 def check_writable(folder: Path) -> None:
@@ -86,16 +81,23 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 
 def configuration(plan: Plan) -> dict[str, Any]:
     """What a run folder's results are results of: suite, model, provider, who serves it (`Provider.identity`, e.g.
-    the endpoint), budget, split and prompt mode. A rerun with the same values resumes into the folder; others are
-    refused."""
+    the endpoint), budget, split, prompt mode, and the run's scope: `--limit`, the `--books`/`--sample`/`--seed`
+    selection, the data source and every task's template (`--prompts`). A rerun with the same values resumes into
+    the folder; others are refused (a `--limit 1` rerun would otherwise replace a whole task's predictions)."""
+    config = plan.config
+    source = config.data
     return {
-        "suite": plan.config.suite.name,
+        "suite": config.suite.name,
         "model": plan.profile.name,
         "provider": plan.provider.name,
         **plan.provider.identity(),
         "max_tokens": plan.profile.max_tokens,
-        "split": plan.config.split,
-        "prompt_mode": plan.config.suite.prompt_mode,
+        "split": config.split,
+        "prompt_mode": config.suite.prompt_mode,
+        "limit": config.limit,
+        "selection": config.selection.to_json() if config.selection else None,
+        "data": str(source.path.resolve()) if source.path is not None else source.describe(config.suite.hub_repo),
+        "templates": {task: template.digest() for task, template in plan.templates.items()},
     }
 
 
@@ -113,32 +115,88 @@ def check_reuse(plan: Plan) -> None:
     recorded = _recorded_configuration(plan.folder.manifest)
     if recorded is None:
         raise UsageError(f"{root} is not a zeroscrolls run folder (no readable manifest.json): {fix}")
-    wanted = configuration(plan)
+    shown = _differences(plan, recorded)
+    if shown:
+        raise UsageError(f"{root} holds a run of another configuration ({'; '.join(shown)}): {fix}")
+
+
+def _differences(plan: Plan, recorded: dict[str, Any]) -> list[str]:
+    """How `plan`'s configuration differs from the one a manifest records, as a refusal says it ([]: the same)."""
     differences = [
-        f"{name} {recorded[name]} there, {value} now"
-        for name, value in wanted.items()
+        _difference(name, recorded[name], value)
+        for name, value in configuration(plan).items()
         if name in recorded and recorded[name] != value
     ]
-    if differences:
-        raise UsageError(f"{root} holds a run of another configuration ({'; '.join(differences)}): {fix}")
+    return [text for text in differences if text]
+
+
+def spent_before(plan: Plan) -> float:
+    """USD earlier runs spent into `plan`'s run folder, which its `--max-cost` counts too (a cap bounds a run
+    folder's spending over all its runs, so a rerun cannot spend the cap again): none for a new folder, or for one
+    whose run of another configuration `--overwrite` replaces."""
+    recorded = _recorded_configuration(plan.folder.manifest)
+    if recorded is None or _differences(plan, recorded):
+        return 0.0
+    return recorded_spending(plan.folder.manifest)
+
+
+def recorded_spending(manifest: Path) -> float:
+    """USD all runs of a run folder spent into it, as its manifest says (`spent_usd`, kept up to date while a run
+    sends): 0 without a readable manifest; for a manifest older than `spent_usd`, what its last run spent."""
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        spent = float(found["spent_usd"] if "spent_usd" in found else found["totals"]["cost_usd"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+    return spent if math.isfinite(spent) and spent > 0 else 0.0
+
+
+def _difference(name: str, there: Any, now: Any) -> str | None:
+    """How one configuration value differs, as the refusal says it; None when it does not (templates are compared
+    task by task, on the tasks both name)."""
+    if name == "templates":
+        changed = [task for task in now if task in there and there[task] != now[task]]
+        return f"templates of {', '.join(changed)} differ (--prompts)" if changed else None
+    if name == "selection":
+        return f"selection {_selection_text(there)} there, {_selection_text(now)} now"
+    if name == "limit":
+        return f"limit {'none (every example)' if there is None else there} there, {now or 'none'} now"
+    return f"{name} {there} there, {now} now"
+
+
+def _selection_text(selection: dict[str, Any] | None) -> str:
+    """A recorded selection as the options that make it: "--books 84 --sample 5 --seed 0"."""
+    if not selection:
+        return "none (every example)"
+    books = f"--books {','.join(selection['books'])} " if selection.get("books") else ""
+    sample = f"--sample {selection['sample']} --seed {selection.get('seed', 0)}" if selection.get("sample") else ""
+    return f"{books}{sample}".strip()
 
 
 def _recorded_configuration(manifest: Path) -> dict[str, Any] | None:
-    """The configuration a run folder's manifest records (from its fields, for manifests older than the
-    `configuration` entry); None when there is no readable manifest."""
+    """The configuration a run folder's manifest records, values older manifests lack taken from its other fields
+    (the scope: limit, selection, data source, templates of the tasks run); None when there is no readable
+    manifest."""
     try:
         found = json.loads(manifest.read_text(encoding="utf-8"))
-        if "configuration" in found:
-            return dict(found["configuration"])
-        recorded = {
+        fields = {
             "model": found["model"]["name"],
             "provider": found["provider"]["name"],
             "max_tokens": found["model"]["max_tokens"],
             "split": found["data"]["split"],
+            "limit": found.get("limit"),
+            "selection": found.get("selection"),
+            "data": _resolved(found["data"]["source"]),
+            "templates": dict(found.get("templates") or {}),
         }
-        return recorded | ({"suite": found["suite"]} if "suite" in found else {})
-    except (OSError, ValueError, KeyError, TypeError):
+        return fields | ({"suite": found["suite"]} if "suite" in found else {}) | dict(found.get("configuration", {}))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _resolved(described: str) -> str:
+    """A manifest's data source as `configuration` records it: a folder's absolute path, else as described."""
+    return described if described == "sample" or described.startswith("hub:") else str(Path(described).resolve())
 
 
 def write_task(folder: RunFolder, task: str, results: Sequence[ExampleResult], suite: Suite) -> None:
@@ -163,7 +221,7 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
             folder.predictions(task).unlink(missing_ok=True)
             folder.records(task).unlink(missing_ok=True)
     if result.scores is not None:
-        write_json(folder.scores, scores_json(result.scores))
+        write_json(folder.scores, result.scores.to_json())
     else:
         folder.scores.unlink(missing_ok=True)
     manifest = _manifest(plan, result, started)
@@ -190,11 +248,19 @@ def import_plots_early() -> None:
     ).start()
 
 
-def write_running(plan: Plan, totals: Totals, started: str) -> None:
+def write_running(plan: Plan, totals: Totals, started: str, spent_before: float = 0.0) -> dict[str, Any]:
     """The manifest of a run that is writing its tasks as they finish (status "running", no end time), so a run
-    killed meanwhile leaves a folder its rerun recognizes and resumes into."""
-    manifest = _manifest(plan, RunResult(plan.folder, totals, None, {}), started)
-    write_json(plan.folder.manifest, manifest | {"finished_at": None, "status": "running"})
+    killed meanwhile leaves a folder its rerun recognizes and resumes into; returned for `write_spending`."""
+    result = RunResult(plan.folder, totals, None, {}, spent_before_usd=spent_before)
+    manifest = _manifest(plan, result, started) | {"finished_at": None, "status": "running"}
+    write_json(plan.folder.manifest, manifest)
+    return manifest
+
+
+def write_spending(folder: RunFolder, running: dict[str, Any], totals: Totals, spent_usd: float) -> None:
+    """The running manifest with the totals and spending so far, rewritten as each paid answer arrives: a killed
+    run's folder still says what was spent into it, and its rerun's `--max-cost` counts that."""
+    write_json(folder.manifest, running | {"totals": asdict(totals), "spent_usd": spent_usd})
 
 
 def _record(r: ExampleResult) -> dict[str, Any]:
@@ -239,35 +305,13 @@ def _kept_chars(r: ExampleResult) -> dict[str, int]:
     return {"kept_chars": r.planned.kept_chars} if r.planned.kept_chars is not None else {}
 
 
-def scores_json(scores: BenchmarkResult) -> dict[str, Any]:
-    """scores.json: per-task metrics with coverage, format share and format analysis (refusals, lengths, lenient
-    score; "score": null when nothing was scored); the benchmark score only when complete, and the mean of the
-    fully scored tasks with what it leaves out."""
-    return {
-        "tasks": {
-            task: r.to_json()
-            | {"num_expected": r.num_expected, "partial": r.partial, "format_ok": r.format_ok}
-            | ({"unreferenced": list(r.unreferenced)} if r.unreferenced else {})
-            | {"formats": r.formats.to_json() if r.formats else None}
-            for task, r in scores.tasks.items()
-        },
-        "benchmark": {
-            "label": scores.label,
-            "complete": scores.complete,
-            "score": scores.mean,
-            "partial_mean": scores.partial_mean,
-            "partial_mean_of": scores.mean_note,
-        },
-    }
-
-
 def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
     config, profile, source = plan.config, plan.profile, plan.config.data
     provider_class = type(plan.provider)
     return {
         "run_name": plan.run_name,
         "suite": config.suite.name,
-        "command": [_without_credentials(arg) for arg in config.command],
+        "command": [without_credentials(arg) for arg in config.command],
         "started_at": started,
         "finished_at": utc_now(),
         "status": result.status,
@@ -279,7 +323,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
             "name": plan.provider.name,
             "class": f"{provider_class.__module__}:{provider_class.__qualname__}",
             "options": {
-                k: _without_credentials(v)
+                k: without_credentials(v)
                 for k, v in config.all_provider_options().items()
                 if not _SECRET_OPTION.search(k)
             },
@@ -301,6 +345,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "seed": config.seed,
         "concurrency": config.concurrency or plan.provider.default_concurrency,
         "max_cost_usd": config.max_cost,
+        "spent_usd": result.spent_usd,
         "totals": asdict(result.totals),
     }
 

@@ -12,11 +12,15 @@ only for what the cache lacks.
 from __future__ import annotations
 
 import asyncio
+import os
+import re
+import traceback
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import islice
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -26,6 +30,7 @@ from rich.table import Table
 from zeroscrolls import runfolder
 from zeroscrolls.cache import LOOKUP_CHUNK, GenerationCache
 from zeroscrolls.collecting import NOT_SENT, Results, cannot_write_run, postprocess
+from zeroscrolls.credentials import MASK, without_credentials
 from zeroscrolls.data import DataSource, Example
 from zeroscrolls.errors import ExampleError, StorageError, UsageError
 from zeroscrolls.models import ModelProfile
@@ -74,6 +79,10 @@ LOOKAHEAD_PER_SENDER = 4
 """Planned examples kept ready per request in flight, so senders never wait for the tokenizer."""
 MAX_LOOKAHEAD = 512
 """At most this many planned examples wait (a provider with unbounded concurrency, such as the naive baselines)."""
+_SECRET_VARIABLE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+"""Environment variables whose values an error log never shows (OPENAI_API_KEY, an --api-key-env of one's own)."""
+MIN_SECRET_CHARS = 8
+"""Shorter values are not masked: they would mask ordinary words, and no API key is that short."""
 
 
 def plan_run(
@@ -355,43 +364,121 @@ def _sum_known(values: Sequence[float | None]) -> float | None:
 # --- execution -------------------------------------------------------------------------------------------------
 
 
-def execute(plan: Plan, cache: GenerationCache | None, console: Console) -> RunResult:
+def execute(
+    plan: Plan, cache: GenerationCache | None, console: Console, spent_elsewhere: float | None = None
+) -> RunResult:
     """Stream the plan: look each request up in the cache and generate what it lacks while later examples are
-    still being planned; write each task as its last answer arrives, then scores, report and manifest."""
+    still being planned; write each task as its last answer arrives, then scores, report and manifest.
+
+    `--max-cost` bounds what every run spent into the run folder, this one included (the manifest's `spent_usd`,
+    kept up to date as answers arrive); a sweep's point passes `spent_elsewhere`, what the sweep's other run folders
+    spent, so that the cap bounds the whole sweep."""
     runfolder.check_reuse(plan)
     started = runfolder.utc_now()
+    spent_before = runfolder.spent_before(plan)
     totals = Totals(examples=sum(plan.counts.values()))
     results = Results(plan)
-    stopped, fatal = None, False
+    stopped, fatal, logged = None, False, False
     try:
-        sending = _Sending(plan, cache, results, totals, console, started)
+        sending = _Sending(plan, cache, results, totals, console, started, spent_before)
         with sending.progress:
-            held = asyncio.run(sending.run())
+            held = asyncio.run(sending.run(spent_before + (spent_elsewhere or 0.0)))
     except (FatalProviderError, StorageError) as exc:  # what arrived is kept: the run folder gets it
         stopped, fatal = str(exc) or type(exc).__name__, True
+    except UsageError:
+        raise
+    except Exception as exc:  # unforeseen (a failing tokenizer, a damaged cache, a bug): the run folder gets the rest
+        stopped, fatal, logged = _log_unexpected(exc, plan), True, True
     except KeyboardInterrupt:  # Ctrl-C: the cache holds every answer so far; write them, then stop
-        _finish(plan, results, totals, started, "interrupted (Ctrl-C) before every request was answered")
+        _finish(plan, results, totals, started, spent_before, "interrupted (Ctrl-C) before every request was answered")
         raise
     else:
         if held:
-            stopped = (
-                f"--max-cost {plan.config.max_cost:g} USD reached: {len(held)} request(s) not sent; the cache "
-                "keeps what was paid for, so rerun the same command with a higher --max-cost to continue"
-            )
+            where = "this run folder" if spent_elsewhere is None else "this sweep's run folders"
+            stopped = _cap_reached(plan, spent_before + (spent_elsewhere or 0.0), totals.cost_usd, len(held), where)
         elif not sending.misses:
             console.print(f"all {totals.requests} request(s) found in the cache; no provider call", highlight=False)
-    return _finish(plan, results, totals, started, stopped, fatal)
+    return _finish(plan, results, totals, started, spent_before, stopped, fatal, logged)
+
+
+def _cap_reached(plan: Plan, before: float, spent: float, held: int, where: str) -> str:
+    """Why requests were held back: the cap counts what earlier runs spent into `where` (`before`) with what this
+    run spent."""
+    limit = plan.config.max_cost
+    if before and not spent:
+        return (
+            f"--max-cost {limit:g} USD: {before:.4f} USD already spent into {where}, nothing left for the next "
+            f"request ({max((limit or 0.0) - before, 0.0):.4f} USD left is less than its worst case); {held} "
+            f"request(s) not sent. The cap bounds what all runs spend into {where}: rerun the same command with a "
+            "higher --max-cost to continue"
+        )
+    by_this_run = f" ({spent:.4f} USD of it by this run)" if before else ""
+    return (
+        f"--max-cost {limit:g} USD reached: {before + spent:.4f} USD spent into {where}{by_this_run}, {held} "
+        "request(s) not sent; the cache keeps what was paid for, so rerun the same command with a higher "
+        "--max-cost to continue"
+    )
+
+
+def _log_unexpected(exc: Exception, plan: Plan) -> str:
+    """Why the run stopped, in one line naming the log that holds the traceback (secrets masked in both)."""
+    secrets = _secrets(plan.config.all_provider_options().get("api_key_env"))
+    cause = _masked(" ".join(f"{_qualified_name(type(exc))}: {exc}".split()), secrets)
+    folder = plan.folder
+    try:
+        folder.root.mkdir(parents=True, exist_ok=True)
+        runfolder.write_text(folder.error_log, _masked("".join(traceback.format_exception(exc)), secrets))
+        logged = f"traceback in {folder.error_log}"
+    except OSError as failure:
+        logged = f"its traceback could not be written to {folder.error_log}: {failure.strerror or failure}"
+    return (
+        f"the run stopped on an unexpected error: {cause} ({logged}); the cache keeps every answer received, so "
+        "once the cause is fixed, rerun the same command to continue"
+    )
+
+
+def _qualified_name(kind: type[BaseException]) -> str:
+    """`sqlite3.OperationalError`, but `RuntimeError` for Python's own exceptions."""
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _secrets(key_variable: str | None) -> list[str]:
+    """The values of the environment variables named like a secret, and of the one `--api-key-env` names: an
+    exception's message may quote an API key a server echoed."""
+    return [
+        value
+        for name, value in os.environ.items()
+        if (name == key_variable or _SECRET_VARIABLE.search(name)) and len(value) >= MIN_SECRET_CHARS
+    ]
+
+
+def _masked(text: str, secrets: Sequence[str]) -> str:
+    """`text` with `secrets` and the credentials of any URL in it masked."""
+    text = without_credentials(text)
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text
 
 
 def _finish(
-    plan: Plan, results: Results, totals: Totals, started: str, stopped: str | None, fatal: bool = False
+    plan: Plan,
+    results: Results,
+    totals: Totals,
+    started: str,
+    spent_before: float,
+    stopped: str | None,
+    fatal: bool = False,
+    logged: bool = False,
 ) -> RunResult:
-    """Write the run folder: the tasks not written yet, scores, report, plots, manifest."""
+    """Write the run folder: the tasks not written yet, scores, report, plots, manifest; an error log only when
+    `logged` (this run's), none left by an earlier run."""
     by_task = results.close(plan.load)
     totals.failed = sum(1 for items in by_task.values() for r in items if r.prediction is None)
     totals.empty_answers = sum(1 for items in by_task.values() for r in items if r.prediction == "")
-    result = RunResult(plan.folder, totals, results.benchmark(), by_task, stopped, fatal)
+    result = RunResult(plan.folder, totals, results.benchmark(), by_task, stopped, fatal, spent_before)
     try:
+        if not logged and plan.folder.error_log.is_file():
+            plan.folder.error_log.unlink()
         runfolder.write_run(plan, result, started, results.written)
     except OSError as exc:
         raise cannot_write_run(exc, plan.folder.root) from None
@@ -410,8 +497,13 @@ class _Sending:
         totals: Totals,
         console: Console,
         started: str,
+        spent_before: float,
     ) -> None:
         self.plan, self.cache, self.results, self.totals, self.started = plan, cache, results, totals, started
+        self.spent_before = spent_before
+        """What earlier runs spent into the run folder."""
+        self.running: dict[str, Any] | None = None
+        """The manifest written before the first request, rewritten with the spending as paid answers arrive."""
         self.misses = 0
         """Requests the cache lacked."""
         self.failed = 0
@@ -432,14 +524,15 @@ class _Sending:
         )
         self.bar = self.progress.add_task(plan.run_name, total=totals.examples, hits=0, failed=0, tokens=0, cost=0.0)
 
-    async def run(self) -> list[str]:
-        """Send what the cache lacks; returns the keys the cost cap held back."""
+    async def run(self, spent_under_cap: float) -> list[str]:
+        """Send what the cache lacks, `spent_under_cap` counted as spent already; returns the keys the cost cap
+        held back."""
         plan, cache = self.plan, self.cache
         concurrency = plan.config.concurrency or plan.provider.default_concurrency
         ahead = max(2, min(LOOKAHEAD_PER_SENDER * concurrency, MAX_LOOKAHEAD) // PLAN_CHUNK)
         planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
         planner = asyncio.create_task(self._plan_ahead(planned))
-        cap = CostCap(plan.config.max_cost, plan.upper_cost)
+        cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap)
         try:
             if cache is None:
                 return await generate_all(plan.provider, self._misses(planned), cap, self._record)
@@ -450,14 +543,20 @@ class _Sending:
             await plan.provider.aclose()
 
     async def _plan_ahead(self, planned: asyncio.Queue[list[PlannedExample] | Exception]) -> None:
-        """Plan in a worker thread, a few examples at a time, as far ahead as the queue holds; [] at the end."""
+        """Plan in a worker thread, a few examples at a time, as far ahead as the queue holds; [] at the end. What
+        planning raises (bad rows, a failing tokenizer) follows the examples planned before it, and is raised where
+        the run consumes the stream."""
         stream = self.plan.stream()
-        try:
-            while chunk := await asyncio.to_thread(list, islice(stream, PLAN_CHUNK)):
+        while True:
+            chunk, error = await asyncio.to_thread(_take, stream, PLAN_CHUNK)
+            if chunk:
                 await planned.put(chunk)
-            await planned.put([])
-        except Exception as exc:  # bad rows: raised where the run consumes the stream
-            await planned.put(exc)
+            if error is not None:
+                await planned.put(error)
+                return
+            if not chunk:
+                await planned.put([])
+                return
 
     async def _misses(
         self, planned: asyncio.Queue[list[PlannedExample] | Exception]
@@ -489,7 +588,7 @@ class _Sending:
                 if cache is not None:
                     cache.check_writable()
                 try:
-                    runfolder.write_running(plan, totals, self.started)
+                    self.running = runfolder.write_running(plan, totals, self.started, self.spent_before)
                 except OSError as exc:
                     raise cannot_write_run(exc, plan.folder.root) from None
                 results.may_write()
@@ -507,7 +606,8 @@ class _Sending:
         self.results.answer(generation.request_key, generation)
 
     def _record(self, request: Request, generation: Generation) -> Generation:
-        """Each generation as it arrives: committed to the cache (successes), counted, and its examples settled."""
+        """Each generation as it arrives: counted, committed to the cache (successes) before anything else that may
+        fail, and its examples settled."""
         provider, profile, totals = self.plan.provider, self.plan.profile, self.totals
         if generation.cached:  # generated meanwhile by another process sharing the cache
             self._hit(request, generation)
@@ -518,10 +618,7 @@ class _Sending:
         cached_in, written = generation.cached_input_tokens, generation.cache_write_tokens
         if generation.cost_usd is None and generation.ok:
             generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out, cached_in, written))
-        self.results.answer(generation.request_key, generation)  # kept for the run folder even if the cache fails
         if generation.ok:
-            if self.cache is not None:
-                self.cache.put(request, generation)
             totals.generated += 1
             totals.input_tokens += n_in
             totals.output_tokens += n_out
@@ -530,8 +627,30 @@ class _Sending:
         else:
             self.failed += 1
         totals.cost_usd += generation.cost_usd or 0.0
+        try:
+            try:
+                if generation.cost_usd:
+                    self._write_spending()  # before the cache: a run killed in between still counts what it paid
+            finally:
+                if generation.ok and self.cache is not None:
+                    self.cache.put(request, generation)  # whatever failed above, an answer paid for is cached
+        except Exception:
+            self.results.keep(generation.request_key, generation)  # kept for the run folder even if the cache fails
+            raise
+        self.results.answer(generation.request_key, generation)  # a task that failed to write raises only now
         self._show()
         return generation
+
+    def _write_spending(self) -> None:
+        """The manifest with what the run folder's runs spent so far, this one's answers included."""
+        if self.running is None:
+            return
+        try:
+            runfolder.write_spending(
+                self.plan.folder, self.running, self.totals, self.spent_before + self.totals.cost_usd
+            )
+        except OSError as exc:
+            raise cannot_write_run(exc, self.plan.folder.root) from None
 
     def _show(self) -> None:
         done = sum(self.results.filled.values())
@@ -549,6 +668,18 @@ class _Sending:
     def _waiting(self, held: dict[str, tuple[str, int]]) -> None:
         holders = ", ".join(sorted({f"pid {pid} on {host}" for host, pid in held.values()}))
         self.progress.console.print(f"waiting for {len(held)} request(s) another run is generating ({holders})")
+
+
+def _take(stream: Iterator[PlannedExample], n: int) -> tuple[list[PlannedExample], Exception | None]:
+    """The next `n` planned examples (fewer at the end), or those planned before planning raised, with what it
+    raised."""
+    taken: list[PlannedExample] = []
+    try:
+        for planned in islice(stream, n):
+            taken.append(planned)  # kept if planning the next one raises
+    except Exception as exc:
+        return taken, exc
+    return taken, None
 
 
 def _input_tokens(generation: Generation, request: Request) -> int:

@@ -28,6 +28,8 @@ from zeroscrolls.truncation import TruncationRecord
 
 _NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9._=+-]+")
 _NOT_PLAIN = ("", ".", "..")
+MAX_FOLDER_NAME_BYTES = 200
+"""The longest `--run-name`/`--sweep-name` (UTF-8 bytes): file systems allow 255, some encrypted ones fewer."""
 
 
 def folder_name(text: str, default: str) -> str:
@@ -44,6 +46,11 @@ def check_folder_name(name: str, option: str) -> None:
         raise UsageError(
             f"{option} {name!r} is not a plain folder name (it must not be empty, '.' or '..', or hold '/' or '\\'); "
             f"the folder goes inside --output: pass a name such as {option} my-run, and --output for where it goes"
+        )
+    size = len(name.encode("utf-8", "surrogateescape"))
+    if size > MAX_FOLDER_NAME_BYTES:
+        raise UsageError(
+            f"{option} is {size} bytes long, too long for a folder name: pass one of at most {MAX_FOLDER_NAME_BYTES}"
         )
 
 
@@ -64,6 +71,11 @@ class RunFolder:
     @property
     def report(self) -> Path:
         return self.root / "report.md"
+
+    @property
+    def error_log(self) -> Path:
+        """The traceback of an unexpected error that stopped the run (absent when the last run met none)."""
+        return self.root / "error.log"
 
     def predictions(self, task: str) -> Path:
         return self.root / "predictions" / f"{task}.json"
@@ -234,15 +246,25 @@ class RunResult:
     stopped: str | None = None
     """Why the run stopped early: the cost cap, or a fatal provider error."""
     fatal: bool = False
+    spent_before_usd: float = 0.0
+    """What earlier runs spent into this run folder (its manifest's `spent_usd` when this run started)."""
+
+    @property
+    def spent_usd(self) -> float:
+        """USD every run spent into this run folder, this one included: what `--max-cost` bounds."""
+        return self.spent_before_usd + self.totals.cost_usd
 
     @property
     def status(self) -> str:
         """For the manifest: complete, partial (some examples lack a prediction), failed (all do), stopped (before
-        everything was sent) or fatal error."""
+        everything was sent), fatal error, or not scored (a task's metric failed on it; its predictions are
+        written)."""
         if self.fatal:
             return "fatal error"
         if self.stopped:
             return "stopped"
+        if self.not_scored:
+            return "not scored"
         if not self.totals.failed:
             return "complete"
         return "failed" if self.totals.failed == self.totals.examples else "partial"
@@ -253,13 +275,20 @@ class RunResult:
         sent (examples that cannot be sent at this budget stay as they are)."""
         return self.stopped is not None or any(r.planned.key is not None and r.prediction is None for r in self.rows())
 
+    @property
+    def not_scored(self) -> list[str]:
+        """Tasks whose metric failed on them (`TaskResult.not_scored`): written, without a score."""
+        found = self.scores.tasks.items() if self.scores is not None else ()
+        return [task for task, r in found if r.not_scored is not None]
+
     def rows(self) -> Iterator[ExampleResult]:
         for items in self.results.values():
             yield from items
 
     @property
     def exit_code(self) -> int:
-        """0 all good, 1 some examples have no prediction, 2 a fatal provider error stopped the run."""
+        """0 all good, 1 some examples have no prediction or a task has no score, 2 a fatal provider error stopped
+        the run."""
         if self.fatal:
             return 2
-        return 1 if self.totals.failed else 0
+        return 1 if self.totals.failed or self.not_scored else 0

@@ -8,7 +8,8 @@ back the request and everything after it once nothing is in flight and it still 
 still fits under the cap after what was spent, and the next wave is admitted once the previous one has settled.
 Each `Generation` is passed on the moment it arrives; a request the provider never answered becomes a failed
 generation; `FatalProviderError` (or an error of `on_generation`, such as a cache that cannot be written) stops
-everything at once: the provider's stream is closed, so nothing more is sent.
+everything at once: the provider's stream is closed, so nothing more is sent. A failure of the chunks themselves
+(planning) is raised too, once the requests already handed to a streaming provider are answered.
 
 With a shared cache, `generate_claimed` sends only the requests this process claims (chunk by chunk as they are
 planned); those another process is generating are waited for and passed on as cache hits when their rows arrive
@@ -39,11 +40,17 @@ POLL_S = 0.5
 class CostCap:
     """Admits a request only while money spent plus the worst case of everything admitted stays under the cap."""
 
-    def __init__(self, limit_usd: float | None, upper_cost: Callable[[Request], float | None] | None = None) -> None:
+    def __init__(
+        self,
+        limit_usd: float | None,
+        upper_cost: Callable[[Request], float | None] | None = None,
+        spent_usd: float = 0.0,
+    ) -> None:
         self.limit_usd = limit_usd
         self.upper_cost = upper_cost
         """Worst-case cost of a request (input tokens plus the whole generation budget); None = unknown, 0."""
-        self.spent_usd = 0.0
+        self.spent_usd = spent_usd
+        """Money spent under the cap: from the start, what earlier runs spent (a cap bounds all of a run folder's)."""
         self.in_flight_usd = 0.0
         self._bounds: dict[str, float] = {}
         """Worst case of each request admitted and not yet settled."""
@@ -95,17 +102,23 @@ async def _stream(
     cap: CostCap,
     on_generation: OnGeneration,
 ) -> list[str]:
-    """Hand each request to the provider as the cap admits it; returns the keys held back."""
+    """Hand each request to the provider as the cap admits it; returns the keys held back. When the stream of
+    requests itself fails (planning, a cache lookup), the provider gets no more, what it was sent is answered and
+    passed on (paid for), and then that failure is raised: it is the run's, not the provider's."""
     held: list[str] = []
     outstanding: dict[str, Request] = {}
+    failed: list[Exception] = []
 
     async def admitted() -> AsyncIterator[Request]:
-        async for key, request in requests:
-            if held or not await cap.admit_when_room(key, request):
-                held.append(key)  # the first that cannot fit, and everything after it
-                continue
-            outstanding[key] = request
-            yield request
+        try:
+            async for key, request in requests:
+                if held or not await cap.admit_when_room(key, request):
+                    held.append(key)  # the first that cannot fit, and everything after it
+                    continue
+                outstanding[key] = request
+                yield request
+        except Exception as exc:  # ends the provider's stream; raised below
+            failed.append(exc)
 
     error = None
     try:
@@ -123,6 +136,8 @@ async def _stream(
     for key, request in outstanding.items():
         cap.settle(key, None)
         on_generation(request, Generation(key, error=unanswered))
+    if failed:
+        raise failed[0]
     async for key, request in requests:  # what the provider never took
         on_generation(request, Generation(key, error=unanswered))
     return held

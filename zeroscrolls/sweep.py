@@ -123,6 +123,12 @@ def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dic
     if refused:
         total = len(config.models) * len(config.budgets)
         raise UsageError(f"{len(refused)} of {total} sweep points refused, nothing was run: {'; '.join(refused)}")
+    unpriced = [model for model, (provider, profile) in resolved.items() if provider.cost(profile, 1, 1) is None]
+    if config.run.max_cost is not None and unpriced:
+        raise UsageError(
+            f"--max-cost needs prices, and the registry has none for {', '.join(unpriced)}; drop --max-cost, or "
+            "sweep models listed with prices in `zeroscrolls models`"
+        )
     examples = _count_examples(config.run)
     specs = [profile.tokenizer for _, profile in resolved.values()]
     by_spec: dict[str, Truncator] = {}
@@ -261,9 +267,8 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
     points: list[PointSummary] = []
     for model in config.models:
         for budget in config.budgets:
-            result = execute(
-                plan_run(config.point(model, budget), shared_truncators[model], to_send=True), cache, console
-            )
+            plan = plan_run(config.point(model, budget), shared_truncators[model], to_send=True)
+            result = execute(plan, cache, console, spent_elsewhere(config.folder, plan.folder.root))
             rows.extend(point_rows(model, budget, result, config.bootstrap))
             label = result.scores.label if result.scores is not None else "not scored"
             points.append(
@@ -282,6 +287,15 @@ def run_sweep(config: SweepConfig, cache: GenerationCache | None, console: Conso
             if result.fatal:
                 return _finish(config, rows, points)
     return _finish(config, rows, points)
+
+
+def spent_elsewhere(sweep: Path, point: Path) -> float:
+    """What the sweep folder's run folders other than `point` spent over all their runs. A sweep's `--max-cost`
+    bounds the whole sweep folder, as one command's cap is expected to (not each point, which would let a sweep of
+    ten points spend ten caps), over all reruns of the sweep: each point counts what the others spent."""
+    return sum(
+        runfolder.recorded_spending(manifest) for manifest in sweep.glob("*/manifest.json") if manifest.parent != point
+    )
 
 
 def point_analyses(suite: Suite, result: RunResult, boot: Bootstrap) -> dict[str, Analysis]:

@@ -1,4 +1,4 @@
-"""`zeroscrolls batches list|cancel`, and what `run` and `sweep` share for `--batch`: the settings, `--no-wait`
+"""`zeroscrolls batches list|cancel|attach`, and what `run` and `sweep` share for `--batch`: the settings, `--no-wait`
 submission and the dry run's standard-price line."""
 
 from __future__ import annotations
@@ -17,12 +17,15 @@ from rich.table import Table
 from zeroscrolls.errors import UsageError
 
 if TYPE_CHECKING:  # the batch machinery is imported by the commands that use it, not when the CLI starts
-    from zeroscrolls.batchstore import BatchStore
+    from zeroscrolls.batchstore import BatchRecord, BatchStore
     from zeroscrolls.cache import GenerationCache
-    from zeroscrolls.providers.batch import BatchSettings
+    from zeroscrolls.providers.batch import BatchProvider, BatchSettings
     from zeroscrolls.runner import Plan
 
-batches_app = typer.Typer(help="Provider batches of `--batch` runs: list them, cancel one.", no_args_is_help=True)
+batches_app = typer.Typer(
+    help="Provider batches of `--batch` runs: list them, cancel one, attach one a killed run did not record.",
+    no_args_is_help=True,
+)
 
 CacheOption = Annotated[
     Path | None,
@@ -31,7 +34,13 @@ CacheOption = Annotated[
 
 
 def batch_settings(
-    batch: bool, no_wait: bool, poll_seconds: float, cache: Path | None, no_cache: bool, console: Console
+    batch: bool,
+    no_wait: bool,
+    poll_seconds: float,
+    cache: Path | None,
+    no_cache: bool,
+    console: Console,
+    max_cost: float | None = None,
 ) -> BatchSettings | None:
     """The `--batch` settings of a command (None without `--batch`); contradictory flags are a `UsageError`."""
     from zeroscrolls.cache import default_cache_path
@@ -39,6 +48,11 @@ def batch_settings(
 
     if no_wait and not batch:
         raise UsageError("--no-wait submits provider batches and exits: add --batch")
+    if no_wait and max_cost is not None:
+        raise UsageError(
+            "--no-wait submits every request at once, so --max-cost could not hold the spending back: drop "
+            "--no-wait (--batch then submits in waves under the cap), or drop --max-cost (--dry-run prices it first)"
+        )
     if not batch:
         return None
     if no_cache:
@@ -131,7 +145,7 @@ def list_batches(
         Console(stderr=True).print("no running batches" if not all_batches else "no batches recorded")
         return
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    ids = [r.batch_id or "(being submitted)" for r in records]
+    ids = [r.batch_id or f"(record {r.id}, being submitted)" for r in records]
     table.add_column("batch", no_wrap=True, min_width=max(len(i) for i in ids))
     for column in ("provider", "model", "state", "requests", "ok", "failed", "created", "expires"):
         table.add_column(column, justify="right" if column in ("requests", "ok", "failed") else "left")
@@ -162,27 +176,81 @@ def cancel(
     """
     import asyncio
 
-    from zeroscrolls.providers.base import FatalProviderError, resolve_provider
-    from zeroscrolls.providers.batch import BatchAPIError, BatchSettings, batched
+    from zeroscrolls.providers.base import FatalProviderError
+    from zeroscrolls.providers.batch import BatchAPIError
 
     with _store(cache) as store:
         record = store.find(batch_id)
         if record is None:
             raise UsageError(
-                f"no batch {batch_id!r} in the records of {store.path}; `zeroscrolls batches list` shows them"
+                f"no batch {batch_id!r} in the records of {store.path}; `zeroscrolls batches list` shows them (one a "
+                "killed run did not record: `zeroscrolls batches attach` it first)"
             )
         if not record.live:
             raise UsageError(f"batch {batch_id} has already ended ({record.status or record.state}): nothing to cancel")
-        options = {"api_key_env": record.key_env} | ({"base_url": record.endpoint} if record.endpoint else {})
-        provider = batched(resolve_provider(record.provider)(**options), BatchSettings(store.path))
         try:
-            status = asyncio.run(provider.cancel(batch_id))
+            status = asyncio.run(_provider_of(record, store.path).cancel(batch_id))
         except (BatchAPIError, FatalProviderError) as exc:
             raise UsageError(f"cannot cancel {batch_id}: {exc}") from None
         store.progress(record.id, status.status, status.succeeded, status.failed)
     Console(stderr=True, highlight=False).print(
         f"{escape(batch_id)}: {status.status}. Rerun the command that submitted it to collect what it finished."
     )
+
+
+@batches_app.command("attach")
+def attach(
+    batch_id: Annotated[str, typer.Argument(help="The provider's batch id.")],
+    record_id: Annotated[
+        int, typer.Option("--record", help="The record left being submitted, as the stopped run named it.")
+    ],
+    cache: CacheOption = None,
+) -> None:
+    """Attach a provider batch to the record a killed run left being submitted, when you know it is that run's
+    batch and the provider cannot prove it yet: the next run waits for it and collects it instead of paying again.
+
+    Example: zeroscrolls batches attach msgbatch_013Zva2CMHLNnXjNJJKqJ2EF --record 3
+    """
+    import asyncio
+
+    from zeroscrolls.batchstore import SUBMITTING
+    from zeroscrolls.providers.base import FatalProviderError
+    from zeroscrolls.providers.batch import BatchAPIError
+
+    with _store(cache) as store:
+        record = next((r for r in store.records() if r.id == record_id), None)
+        if record is None or record.state != SUBMITTING:
+            found = "no such record" if record is None else f"it is {record.state}"
+            raise UsageError(
+                f"record {record_id} is not being submitted ({found}); `zeroscrolls batches list` shows the records "
+                "left being submitted as '(record N, being submitted)'"
+            )
+        holder = store.find(batch_id)
+        if holder is not None:
+            raise UsageError(f"batch {batch_id} is already recorded (record {holder.id}): nothing to attach")
+        try:
+            status = asyncio.run(_provider_of(record, store.path).status(batch_id))
+        except (BatchAPIError, FatalProviderError) as exc:
+            raise UsageError(f"cannot attach {batch_id}: {exc}") from None
+        if status.requests is not None and status.requests != record.requests:
+            raise UsageError(
+                f"batch {batch_id} holds {status.requests} request(s) and record {record_id} {record.requests}: it "
+                "is not that record's batch; attach the one that holds as many"
+            )
+        store.submitted(record.id, batch_id, status.status, status.expires_at)
+    Console(stderr=True, highlight=False).print(
+        f"{escape(batch_id)} ({status.status}) attached to record {record_id}. Rerun the command that submitted it "
+        "to collect it (its results name its requests: any it does not answer are sent again)."
+    )
+
+
+def _provider_of(record: BatchRecord, store: Path) -> BatchProvider:
+    """The batch provider that created a recorded batch: its provider, endpoint and key variable."""
+    from zeroscrolls.providers.base import resolve_provider
+    from zeroscrolls.providers.batch import BatchSettings, batched
+
+    options = {"api_key_env": record.key_env} | ({"base_url": record.endpoint} if record.endpoint else {})
+    return batched(resolve_provider(record.provider)(**options), BatchSettings(store))
 
 
 def _minutes(iso: str | None) -> str:
