@@ -44,6 +44,9 @@ class ModelProfile:
     """When the prices were read off the provider's price page (YYYY-MM-DD)."""
     reasoning: bool = False
     """Reasoning model (o-series, GPT-5): `max_completion_tokens`, no temperature; not the official protocol."""
+    reasoning_budget: int = 0
+    """Tokens a reasoning model may think beyond the answer's budget (its provider's `--reasoning-budget`): the
+    request may generate them, so truncation keeps room for them where the model's window would overflow."""
     rpm: int | None = None
     """Requests per minute the rate limiter starts from (registry: the provider's usage-tier-1 limit)."""
     tpm: int | None = None
@@ -51,6 +54,9 @@ class ModelProfile:
     single_sample: bool = False
     """The provider cannot decode greedily (Anthropic's Messages API takes no temperature or top_k): each prediction
     is one sample, so a score is one draw that a rerun may not repeat, not a greedy decode as in the paper."""
+    stand_in: bool = False
+    """Not a real model: answered by `zeroscrolls serve-mock` on this machine, priced at zero, so a user can try the
+    API path with no key; its runs are marked so in their manifest and report."""
     note: str = ""
     """What a user should know before picking the model (paper model, retired, ...)."""
 
@@ -73,6 +79,8 @@ PRICES_DATE = "2025-10-15"
 PAPER_BUDGET = 8192
 """Default `max_tokens` of current models: the ZeroSCROLLS paper's budget, so scores compare with its Table 3
 (raise it with `--max-tokens`, up to the model's window)."""
+DEFAULT_REASONING_BUDGET = 4096
+"""Tokens a reasoning model may think on top of the task's answer budget, unless `--reasoning-budget` says."""
 WHOLE_DOCUMENT = 1_000_000
 """The naive baselines' default budget: more than any document holds, so they read each one whole (a run folder's
 default name leaves it out)."""
@@ -82,6 +90,9 @@ CACHE_MIN_TOKENS = 1024
 ANTHROPIC_CACHE_WRITE = 1.25
 """Anthropic bills input written to its prompt cache (5-minute entries) at 1.25x the input price; reads cost 0.1x
 (the registry's cached-input prices)."""
+
+STAND_IN_NOTE = "stand-in, no real model: answers from `zeroscrolls serve-mock`, free"
+"""The registry's note on the stand-in models (`ModelProfile.stand_in`)."""
 
 _S = PromptStyle
 
@@ -114,6 +125,7 @@ def _openai(
         cache_min_tokens=None if cached_price is None else CACHE_MIN_TOKENS,
         prices_date=PRICES_DATE if prices else None,
         reasoning=reasoning,
+        reasoning_budget=DEFAULT_REASONING_BUDGET if reasoning else 0,
         rpm=rpm,
         tpm=tpm,
         note=note,
@@ -240,6 +252,32 @@ REGISTRY: dict[str, ModelProfile] = {
         _open_decoder("meta-llama/Llama-3.2-3B-Instruct", 131_072),
         _open_decoder("Qwen/Qwen2.5-7B-Instruct", 32_768, note="131072 with YaRN"),
         _open_decoder("Qwen/Qwen3-8B", 32_768, note="thinks unless told not to"),
+        # Stand-ins answered by `zeroscrolls serve-mock` (providers/mock_server.py), for trying the API path.
+        ModelProfile(
+            "mock",
+            "openai",
+            PAPER_BUDGET,
+            "tiktoken:o200k_base",
+            _S.CHAT,
+            context_window=128_000,
+            input_price=0.0,
+            output_price=0.0,
+            stand_in=True,
+            note=STAND_IN_NOTE,
+        ),
+        ModelProfile(
+            "mock-claude",
+            "anthropic",
+            PAPER_BUDGET,
+            "anthropic:mock-claude",
+            _S.CLAUDE_TAGS,
+            context_window=200_000,
+            input_price=0.0,
+            output_price=0.0,
+            single_sample=True,
+            stand_in=True,
+            note=STAND_IN_NOTE,
+        ),
     ]
 }
 

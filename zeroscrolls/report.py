@@ -17,6 +17,10 @@ SINGLE_SAMPLE_NOTE = (
     "scores are single samples, not greedy decodes: the provider cannot decode greedily (the Anthropic Messages API "
     "takes no temperature or top_k), so a rerun without the cache may score differently"
 )
+STAND_IN_NOTE = (
+    "not a real model: the answers come from `zeroscrolls serve-mock` on this machine, short and the same every "
+    "time, at no cost; the scores say nothing about any model"
+)
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -62,6 +66,8 @@ def render_run_report(
     if manifest.get("protocol_notes"):
         notes = "".join(f"- {note}\n" for note in manifest["protocol_notes"])
         parts.append(f"Departures from the official protocol (spec §3):\n\n{notes}")
+    if model.get("stand_in"):
+        parts.append(f"**Stand-in model:** {STAND_IN_NOTE}.\n")
     if model.get("single_sample"):
         parts.append(f"**Single samples:** {SINGLE_SAMPLE_NOTE}.\n")
     parts.append(_scores_section(scores))

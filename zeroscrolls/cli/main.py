@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "cache": ("cache", "Inspect and manage the generation cache (the only state that costs money)."),
     "batches": ("batches", "Provider batches of `--batch` runs: list them, cancel one."),
     "data": ("data", "Fetch benchmark data that does not download by itself (NarrativeXL's release)."),
+    "serve-mock": ("serve_mock", "Serve stand-in API models locally: try a run with no key."),
 }
 """Command name -> (its module under zeroscrolls.cli, its line in `zeroscrolls --help`), in the help's order."""
 

@@ -10,7 +10,6 @@ counts are kept in the run's generation cache.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 from collections.abc import Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -107,7 +106,7 @@ class AnthropicProvider(APIProvider):
     def count_tokens(self, model: str, text: str) -> int:
         """Prompt tokens of `text` as one user message, from the count-tokens endpoint with this provider's base
         URL, key and retry policy (a 429 waits and retries as a generation would). Safe to call from threads."""
-        key = os.environ.get(self.key_env)
+        key = self.environment_key()
         if not key:
             raise UsageError(
                 f"no {self.key_env} in the environment: set it (export {self.key_env}=...). {OFFLINE_NOTE}"

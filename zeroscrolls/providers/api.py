@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import time
 import urllib.parse
@@ -21,9 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from zeroscrolls.connection import connect_failure
+from zeroscrolls.credentials import without_credentials
 from zeroscrolls.errors import UsageError
 from zeroscrolls.models import REGISTRY, ModelProfile
 from zeroscrolls.providers.base import FatalProviderError, Generation, Request, StreamingProvider
+from zeroscrolls.providers.mock_server import STAND_IN_KEY, on_this_machine, start_hint
 from zeroscrolls.providers.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, Action, RetryPolicy, Verdict
 from zeroscrolls.ratelimit import RateLimiter, ServerLimits
 from zeroscrolls.truncation import CHAT_OVERHEAD
@@ -41,6 +44,11 @@ NOT_CACHED = "not cached, so a rerun sends it again"
 
 class MalformedReply(Exception):
     """A 200 answer whose body cannot be read: not JSON, cut off, or without the parts every answer has."""
+
+
+class AttemptTimeout(Exception):
+    """An attempt whose whole answer had not arrived within `--request-timeout`: the SDKs' timeouts bound each read,
+    so a server trickling its answer a byte at a time would otherwise hold the attempt as long as it liked."""
 
 
 @contextmanager
@@ -90,6 +98,8 @@ def number_option(options: Mapping[str, Any], name: str, minimum: float) -> floa
         number = float(value)
     except (TypeError, ValueError):
         raise UsageError(f"--{name.replace('_', '-')} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise UsageError(f"--{name.replace('_', '-')} must be a finite number, got {value!r}")
     if number < minimum:
         raise UsageError(f"--{name.replace('_', '-')} must be at least {minimum:g}, got {value!r}")
     return number
@@ -98,13 +108,15 @@ def number_option(options: Mapping[str, Any], name: str, minimum: float) -> floa
 def normalized_endpoint(url: str) -> str:
     """`url` as cache keys hold it: scheme and host lower-cased, a default port, user info, query, fragment and
     trailing slashes dropped, so spellings of one server agree and credentials never enter a key."""
-    parts = urllib.parse.urlsplit(url.strip())
     try:
+        parts = urllib.parse.urlsplit(url.strip())
         host, port = parts.hostname, parts.port
-    except ValueError:
-        host = port = None
-    if parts.scheme.lower() not in ("http", "https") or not host:
-        raise UsageError(f"--base-url {url!r} is not an http(s) URL; pass one like http://localhost:8000/v1")
+    except ValueError:  # an unclosed [IPv6] host, a port that is no number
+        parts = host = port = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        raise UsageError(
+            f"--base-url {without_credentials(url)!r} is not an http(s) URL; pass one like http://localhost:8000/v1"
+        )
     scheme = parts.scheme.lower()
     netloc = f"[{host}]" if ":" in host else host
     if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
@@ -132,6 +144,8 @@ class APIProvider(StreamingProvider):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self.base_url: str | None = options.get("base_url")
+        if self.base_url is not None:
+            normalized_endpoint(self.base_url)  # refused now, not retried: "" would mean the SDK's default server
         self.key_env: str = options.get("api_key_env") or self.default_key_env
         max_retries = number_option(options, "max_retries", 0)
         max_wait = number_option(options, "max_wait", 0)
@@ -190,27 +204,45 @@ class APIProvider(StreamingProvider):
         return f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun"
 
     def check_ready(self) -> None:
-        if not os.environ.get(self.key_env):
+        if not self.environment_key():
             raise UsageError(self._missing_key_message())
+
+    def environment_key(self) -> str | None:
+        """The API key in the environment (None: not set). A stand-in model (`ModelProfile.stand_in`) is answered by
+        `zeroscrolls serve-mock` on this machine, which takes no key: it gets a placeholder, so the user's key is
+        never sent there, and an endpoint elsewhere is refused with how to start that server."""
+        stand_in = next((p for p in self._profiles.values() if p.stand_in), None)
+        if stand_in is None:
+            return os.environ.get(self.key_env)
+        if not on_this_machine(urllib.parse.urlsplit(self.identity()["endpoint"]).hostname or ""):
+            raise UsageError(start_hint(stand_in.name, self.name))
+        return STAND_IN_KEY
 
     def _api_key(self) -> str:
         if self._stopped is not None:
             raise FatalProviderError(self._stopped)
-        key = os.environ.get(self.key_env)
+        key = self.environment_key()
         if not key:
             raise FatalProviderError(self._missing_key_message())
         self._secret = key
         return key
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key masked: messages from servers may echo it."""
-        return text.replace(self._secret, "***") if self._secret else text
+        """`text` with the API key, and the credentials of any URL in it, masked: messages from servers and the
+        SDKs may echo the key or the `--base-url` that carries one."""
+        return without_credentials(text.replace(self._secret, "***") if self._secret else text)
 
     def _verdict(self, exc: BaseException) -> Verdict | None:
-        """`classify` (a malformed answer: retry), with the key masked in the message (verdicts reach logs, records
-        and the terminal) and a server's wait beyond `--max-wait` turned into a failure; a server that cannot be
-        connected to before any request got an answer stops the run instead of being retried."""
-        verdict = Verdict(Action.RETRY, str(exc), status=200) if isinstance(exc, MalformedReply) else self.classify(exc)
+        """`classify` (a malformed answer or an attempt cut off: retry), with the key masked in the message
+        (verdicts reach logs, records and the terminal) and a server's wait beyond `--max-wait` turned into a
+        failure; a server that cannot be connected to before any request got an answer stops the run instead of
+        being retried."""
+        if isinstance(exc, MalformedReply):
+            verdict: Verdict | None = Verdict(Action.RETRY, str(exc), status=200)
+        elif isinstance(exc, AttemptTimeout):
+            verdict = self.timeout_verdict(exc)
+        else:
+            verdict = self.classify(exc)
         if verdict is None:
             return None
         reason = connect_failure(exc) if verdict.action is Action.RETRY and not self._reached else None
@@ -218,16 +250,27 @@ class APIProvider(StreamingProvider):
             verdict = Verdict(Action.STOP, self._unreachable_message(reason))
         return self.retry.capped(replace(verdict, message=self.scrub(verdict.message)))
 
-    def _unreachable_message(self, reason: str) -> str:
+    def _shown_url(self) -> str:
+        """The server's URL as messages and log lines show it: as the client resolved it, credentials masked."""
         url = self._client.base_url if self._client is not None else self.identity()["endpoint"]
+        return without_credentials(str(url))
+
+    def _unreachable_message(self, reason: str) -> str:
         return (
-            f"cannot connect to the {self.name} API at {url} ({reason}); check the URL (--base-url or "
+            f"cannot connect to the {self.name} API at {self._shown_url()} ({reason}); check the URL (--base-url or "
             f"{self.base_url_env}) and the network, then rerun"
         )
 
     def timeout_verdict(self, exc: BaseException) -> Verdict:
         """A request that got no answer within `--request-timeout`: transient, retried."""
         return Verdict(Action.RETRY, f"no answer within --request-timeout {self.request_timeout:g} s ({exc})")
+
+    async def _send_in_time(self, request: Request) -> Reply:
+        """`_send`, cut off (`AttemptTimeout`) when its whole answer is not in within `--request-timeout`."""
+        try:
+            return await asyncio.wait_for(self._send(self._client, request), self.request_timeout)
+        except asyncio.TimeoutError as exc:
+            raise AttemptTimeout(f"the whole answer had not arrived after {self.request_timeout:g} s") from exc
 
     @property
     def connect_timeout(self) -> float:
@@ -248,11 +291,15 @@ class APIProvider(StreamingProvider):
         may generate (OpenAI counts `max_tokens` when the request arrives)."""
         return self.prompt_tokens(request) + self.completion_budget(request)
 
+    def at_own_api(self) -> bool:
+        """Whether requests go to the provider's own API rather than a self-hosted server or a proxy."""
+        own_host = urllib.parse.urlsplit(self.default_base_url).hostname
+        return urllib.parse.urlsplit(self.identity()["endpoint"]).hostname == own_host
+
     def registry_limits_apply(self) -> bool:
         """Whether the registry's usage-tier-1 rate limits pace this run until the server's headers speak: only
         against the provider's own API; a self-hosted server or proxy that states no limits is not throttled."""
-        own_host = urllib.parse.urlsplit(self.default_base_url).hostname
-        return urllib.parse.urlsplit(self.identity()["endpoint"]).hostname == own_host
+        return self.at_own_api()
 
     def _limiter_for(self, model: str) -> RateLimiter:
         if self._limiter is None:
@@ -289,7 +336,7 @@ class APIProvider(StreamingProvider):
         else:
             log.warning(
                 "no pacing: %s states no rate limits and no --rpm/--tpm was given; only its 429s slow the run",
-                self._client.base_url if self._client is not None else self.identity()["endpoint"],
+                self._shown_url(),
             )
 
     async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
@@ -349,7 +396,7 @@ class APIProvider(StreamingProvider):
             async with limiter.reserve(self.reserved_tokens(request)) as reservation:
                 sent = time.monotonic()
                 try:
-                    reply = await self._send(self._client, request)
+                    reply = await self._send_in_time(request)
                 except Exception as exc:
                     response = getattr(exc, "response", None)
                     if response is not None:

@@ -1,0 +1,189 @@
+"""`zeroscrolls serve-mock`: a whole API run, its cache and resume, against the local stand-in server, with no key.
+
+The server runs in this process on a free port of 127.0.0.1; the real openai and anthropic SDKs talk HTTP to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from zeroscrolls.cli.main import app
+from zeroscrolls.errors import UsageError
+from zeroscrolls.providers.mock_server import MockServer, answer
+from zeroscrolls.suites.base import resolve_suite
+
+SAMPLE_TASKS = {"gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "narrative_qa", "quality"}
+
+
+@pytest.fixture
+def server() -> Iterator[MockServer]:
+    """The stand-in server on a free port (port 0, read back), answering at once."""
+    mock = MockServer(port=0, latency=0)
+    thread = threading.Thread(target=mock.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield mock
+    finally:
+        mock.shutdown()
+        mock.server_close()
+        thread.join(timeout=10)
+
+
+def zs(*args: str | Path) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(map(str, args)))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def check_run(folder: Path, model: str) -> None:
+    """A finished run of the stand-in: every task predicted and scored, marked as no real model, nothing spent."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["model"]["name"] == model and manifest["model"]["stand_in"] is True
+    assert manifest["totals"]["failed"] == 0 and manifest["totals"]["generated"] == manifest["totals"]["requests"]
+    assert manifest["totals"]["input_tokens"] > manifest["totals"]["output_tokens"] > 0
+    assert manifest["totals"]["cost_usd"] == 0 and manifest["spent_usd"] == 0
+    assert "**Stand-in model:**" in (folder / "report.md").read_text()
+    scores = json.loads((folder / "scores.json").read_text())["tasks"]
+    assert set(scores) == SAMPLE_TASKS
+    assert all(s["num_scored"] == s["num_expected"] > 0 and s["score"] is not None for s in scores.values())
+    quality = json.loads((folder / "predictions" / "quality.json").read_text())
+    assert quality and all(answer in "ABCD" and len(answer) == 1 for answer in quality.values())
+    qasper = json.loads((folder / "predictions" / "qasper.json").read_text())
+    assert all(answer == "unanswerable" for answer in qasper.values())
+    gov = json.loads((folder / "predictions" / "gov_report.json").read_text())
+    assert all(20 <= len(answer.split()) <= 60 for answer in gov.values())
+
+
+def rerun_is_all_cache_hits(args: list[str | Path], server: MockServer) -> None:
+    answered = server.answered
+    code, _, err = zs(*args)
+    assert code == 0, err
+    assert server.answered == answered
+    assert re.search(r"(\d+) request\(s\): \1 from the cache, 0 generated", " ".join(err.split())), err
+
+
+def test_a_run_of_mock_through_the_openai_sdk_needs_no_key_and_reruns_from_the_cache(
+    server: MockServer, tmp_path: Path
+) -> None:
+    assert "OPENAI_API_KEY" not in os.environ
+    args: list[str | Path] = ["run", "--model", "mock", "--base-url", f"{server.url}/v1", "--data", "sample"]
+    args += ["--output", tmp_path, "--run-name", "mock"]
+    code, out, err = zs(*args)
+    assert code == 0, err
+    assert "$0.0000 spent" in err and "quality" in out
+    check_run(tmp_path / "mock", "mock")
+    assert server.answered == json.loads((tmp_path / "mock" / "manifest.json").read_text())["totals"]["requests"]
+    rerun_is_all_cache_hits(args, server)
+
+
+def test_a_run_of_mock_claude_through_the_anthropic_sdk_counts_tokens_there_too(
+    server: MockServer, tmp_path: Path
+) -> None:
+    args: list[str | Path] = ["run", "--model", "mock-claude", "--base-url", server.url, "--data", "sample"]
+    args += ["--output", tmp_path, "--run-name", "claude"]
+    code, _, err = zs(*args)
+    assert code == 0, err
+    assert server.counted > 0  # truncation counted the prompts with the server's count-tokens endpoint
+    check_run(tmp_path / "claude", "mock-claude")
+    counted = server.counted
+    rerun_is_all_cache_hits(args, server)
+    assert server.counted == counted  # the counts are in the cache too
+
+
+@pytest.mark.parametrize(
+    ("suite", "task", "expected"),
+    [
+        ("zeroscrolls", "quality", re.compile(r"[ABCD]")),
+        ("zeroscrolls", "space_digest", re.compile(r"50%")),
+        ("zeroscrolls", "book_sum_sort", re.compile(r"1, 2, 3")),
+        ("zeroscrolls", "musique", re.compile(r"unanswerable")),
+        ("zeroscrolls", "narrative_qa", re.compile(r"(\w+ ){5}\w+")),
+        ("scrolls", "contract_nli", re.compile(r"Entailment|Contradiction|Not mentioned")),
+        ("narrativexl", "read_along", re.compile(r"[1-6]")),
+    ],
+)
+def test_answers_take_the_form_each_instruction_asks_for(suite: str, task: str, expected: re.Pattern[str]) -> None:
+    template = resolve_suite(suite).load_templates(None)[task]
+    instruction = template.render_instruction(3 if task == "book_sum_sort" else None)
+    prompt = f"{instruction}\n\nStory:\n{' '.join(f'word{i}' for i in range(100))}\n\nQuestion:\nWhy?"
+    assert expected.fullmatch(answer(prompt))
+    assert answer(prompt) == answer(prompt)
+
+
+def test_mock_claude_rejects_the_openai_path_with_a_hint(server: MockServer, tmp_path: Path) -> None:
+    code, _, err = zs(
+        "run", "--model", "mock-claude", "--base-url", f"{server.url}/v1", "--data", "sample", "--output", tmp_path
+    )
+    assert code == 2
+    assert f"--base-url {server.url}" in " ".join(err.split())
+
+
+@pytest.mark.parametrize("model", ["mock", "mock-claude"])
+def test_a_stand_in_without_a_local_base_url_says_how_to_start_the_server(model: str, tmp_path: Path) -> None:
+    """Nothing is sent to a real API: the run stops before planning, with the commands that would work."""
+    for base_url in ([], ["--base-url", "https://api.example.com/v1"]):
+        code, _, err = zs("run", "--model", model, *base_url, "--data", "sample", "--output", tmp_path)
+        assert code == 2, err
+        assert "zeroscrolls serve-mock" in err and "--base-url http://127.0.0.1:8765" in " ".join(err.split())
+        assert "Traceback" not in err
+
+
+def test_the_stand_ins_are_priced_at_zero_and_listed_as_such() -> None:
+    code, out, _ = zs("models")
+    assert code == 0
+    lines = {line.split()[0]: line.split() for line in out.splitlines() if line.strip()}
+    assert lines["mock"][-1] == "0/0" and lines["mock-claude"][-1] == "0/0"
+    assert "mock: stand-in" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "example.com", "::"])
+def test_a_host_other_than_this_machine_is_refused(host: str) -> None:
+    with pytest.raises(UsageError, match="listens on 127.0.0.1 only"):
+        MockServer(host=host, port=0)
+    code, _, err = zs("serve-mock", "--host", host, "--port", "0")
+    assert code == 2
+    assert "listens on 127.0.0.1 only" in err and "Traceback" not in err
+
+
+def test_a_port_in_use_is_one_line(server: MockServer) -> None:
+    code, _, err = zs("serve-mock", "--port", str(server.port))
+    assert code == 2
+    assert f"port {server.port} is in use" in err
+
+
+def test_serve_mock_prints_the_command_to_run_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+    """The command as a user starts it: it says what to run against it, answers that run, and Ctrl-C stops it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zeroscrolls.cli", "serve-mock", "--port", "0", "--latency", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as in a terminal, whatever runs the tests
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        while not (line := process.stdout.readline()).lstrip().startswith("zeroscrolls run --model mock "):
+            assert line, process.communicate(timeout=10)
+            lines.append(line)
+        command = shlex.split(line)
+        assert command[:3] == ["zeroscrolls", "run", "--model"]
+        code, _, err = zs(*command[1:], "--tasks", "quality", "--output", tmp_path, "--run-name", "first")
+        assert code == 0, err
+        assert json.loads((tmp_path / "first" / "manifest.json").read_text())["model"]["stand_in"] is True
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "stopped" in out + err and "Traceback" not in err
