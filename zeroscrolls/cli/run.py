@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from zeroscrolls.cli.options import (
+    PROVIDER_OPTION_NAMES,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchOption,
@@ -47,10 +48,8 @@ from zeroscrolls.cli.options import (
     TensorParallelOption,
     TokenizerOption,
     TpmOption,
-    provider_options,
 )
 from zeroscrolls.cli.resume import resume_command
-from zeroscrolls.data import DataSource
 from zeroscrolls.errors import StorageError
 from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
@@ -121,44 +120,44 @@ def run(
     Example: zeroscrolls run --model naive --data sample
     """
     from zeroscrolls.cache import open_cache  # the run's machinery: imported by the command that needs it
-    from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.cli.batches import standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.evaluation import plan_with_notes, run_config
     from zeroscrolls.prompt_cache import expected_saving
-    from zeroscrolls.runner import RunConfig, estimate, estimate_table, execute, plan_run
-    from zeroscrolls.sampling import selection
-    from zeroscrolls.suites.base import resolve_suite
+    from zeroscrolls.runner import estimate, estimate_table, execute
 
-    options = provider_options(locals())
+    parameters = dict(locals())
     err = Console(stderr=True, highlight=False)
-    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
-    config = RunConfig(
-        model=model,
-        provider=provider,
+    config = run_config(
+        model,
+        suite=suite,
         max_tokens=max_tokens,
-        tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(tasks)),
-        split=split,
-        limit=limit,
-        selection=selection(books, sample, seed),
-        data=DataSource.parse(data, hint=chosen.data_hint),
-        prompts=prompts,
+        data=data,
+        tasks=tasks,
         output=output,
         run_name=run_name,
+        split=split,
+        limit=limit,
+        sample=sample,
+        books=books,
+        seed=seed,
+        prompts=prompts,
+        prompt_mode=prompt_mode,
         concurrency=concurrency,
         max_cost=max_cost,
-        seed=_provider_seed(model, provider, seed, sample),
-        provider_options=options,
+        provider=provider,
         overwrite=overwrite,
+        cache=cache,
+        no_cache=no_cache,
+        batch=batch,
+        poll_seconds=poll_seconds,
+        no_wait=no_wait,
         command=("zeroscrolls", *sys.argv[1:]),
-        batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
-        suite=chosen,
+        console=err,
+        **{name: parameters[name] for name in PROVIDER_OPTION_NAMES},
     )
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
-        plan = plan_run(config, cache=generation_cache, to_send=not dry_run)
-        if plan.skipped_tasks:
-            err.print(
-                f"note: {config.data.describe()} has no {split} rows for {', '.join(plan.skipped_tasks)}; running "
-                f"the {len(plan.counts)} other task(s)"
-            )
+        plan = plan_with_notes(config, generation_cache, err, to_send=not dry_run)
         if dry_run:
             todo: dict[str, Request] = {}  # what would be sent, in order, for the prompt-cache saving
             estimates = estimate(plan, generation_cache, todo.__setitem__)
@@ -192,16 +191,6 @@ def run(
     raise typer.Exit(result.exit_code)
 
 
-def _provider_seed(model: str, provider: str | None, seed: int | None, sample: int | None) -> int | None:
-    """What --seed gives the provider: all of it without --sample; with it, the seed is the sample's and goes to
-    the provider too only if it takes one (an API model is not refused for it)."""
-    if seed is None or sample is None:
-        return seed
-    from zeroscrolls.planning import provider_class
-
-    return seed if "seed" in provider_class(model, provider).accepted_options else None
-
-
 def _print_result(result: RunResult, err: Console) -> None:
     """Per task with failures one warning line, the score table on stdout, then the totals."""
     from zeroscrolls.runner import NOT_SENT
@@ -220,6 +209,14 @@ def _print_result(result: RunResult, err: Console) -> None:
         if not_sent:
             parts.append(f"{not_sent} not sent")
         err.print(f"[yellow]warning:[/yellow] {task}: {'; '.join(parts)}")
+    for scored in result.scores.tasks.values() if result.scores is not None else ():
+        if scored.not_scored is not None:
+            err.print(
+                f"[yellow]warning:[/yellow] {scored.task}: not scored ({escape(scored.not_scored)}); its predictions "
+                "and records are written: fix the data, then rerun (the cache answers) or `zeroscrolls score` the "
+                "run folder",
+                soft_wrap=True,
+            )
     if result.scores is None:
         err.print("no references in this split: predictions written, nothing scored (see `zeroscrolls export`)")
     elif any(r.num_scored for r in result.scores.tasks.values()):

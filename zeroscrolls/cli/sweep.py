@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.cli.options import (
+    PROVIDER_OPTION_NAMES,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchOption,
@@ -49,7 +50,6 @@ from zeroscrolls.cli.options import (
     TensorParallelOption,
     TokenizerOption,
     TpmOption,
-    provider_options,
 )
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.data import DataSource
@@ -89,6 +89,13 @@ def sweep(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
     ] = False,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            help="Stop sending before the whole sweep (every point, every rerun) could spend this many USD.",
+        ),
+    ] = None,
     seed: Annotated[
         int | None,
         typer.Option("--seed", help="Seed of --sample, of sampling providers (naive baselines) and of the bootstrap."),
@@ -120,43 +127,41 @@ def sweep(
 
     Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
     """
-    from zeroscrolls.bootstrap import Bootstrap  # the sweep's machinery (pandas, numpy): only when it runs
-    from zeroscrolls.cache import open_cache
-    from zeroscrolls.cli.batches import batch_settings, standard_price_note, submit_without_waiting, without_no_wait
-    from zeroscrolls.runner import RunConfig
-    from zeroscrolls.sampling import selection
-    from zeroscrolls.suites.base import resolve_suite
-    from zeroscrolls.sweep import SweepConfig, estimate_sweep, parse_budgets, run_sweep, sweep_plans
+    from zeroscrolls.cache import open_cache  # the sweep's machinery: only when it runs
+    from zeroscrolls.cli.batches import standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.evaluation_sweep import sweep_config
+    from zeroscrolls.sweep import estimate_sweep, run_sweep, sweep_plans
 
-    options = provider_options(locals())
-    models = tuple(dict.fromkeys(m.strip() for m in model.split(",") if m.strip()))
-    if not models:
-        raise UsageError("--model needs at least one model name")
+    parameters = dict(locals())
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
-    config = SweepConfig(
-        models=models,
-        budgets=parse_budgets(max_tokens),
-        run=RunConfig(
-            model=models[0],
-            provider=provider,
-            tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(tasks)),
-            split=split,
-            limit=limit,
-            selection=selection(books, sample, seed),
-            data=DataSource.parse(data, hint=chosen.data_hint),
-            prompts=prompts,
-            output=output,
-            concurrency=concurrency,
-            seed=seed,
-            provider_options=options,
-            overwrite=overwrite,
-            command=("zeroscrolls", *sys.argv[1:]),
-            batch=batch_settings(batch, no_wait, poll_seconds, cache, no_cache, err),
-            suite=chosen,
-        ),
-        name=sweep_name,
-        bootstrap=Bootstrap(resamples=resamples, seed=0 if seed is None else seed, suite=chosen),
+    config = sweep_config(
+        model,
+        max_tokens,
+        sweep_name=sweep_name,
+        resamples=resamples,
+        command=("zeroscrolls", *sys.argv[1:]),
+        console=err,
+        suite=suite,
+        data=data,
+        tasks=tasks,
+        output=output,
+        split=split,
+        limit=limit,
+        sample=sample,
+        books=books,
+        seed=seed,
+        prompts=prompts,
+        prompt_mode=prompt_mode,
+        concurrency=concurrency,
+        max_cost=max_cost,
+        provider=provider,
+        overwrite=overwrite,
+        cache=cache,
+        no_cache=no_cache,
+        batch=batch,
+        poll_seconds=poll_seconds,
+        no_wait=no_wait,
+        **{name: parameters[name] for name in PROVIDER_OPTION_NAMES},
     )
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
@@ -166,7 +171,7 @@ def sweep(
             if config.run.batch is not None:
                 err.print(standard_price_note([found.cost_low], [found.cost_high]))
             return
-        if config.run.batch is not None:  # every point's batches at once, not one point's after another's
+        if config.run.batch is not None and max_cost is None:  # every point's batches at once (a cap: in waves)
             collect = without_no_wait(resume_command(ctx)) if no_wait else None
             submit_without_waiting(sweep_plans(config), generation_cache, err, collect)
             if no_wait:
