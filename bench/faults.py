@@ -31,10 +31,10 @@ sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live 
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from tests.api_server import ApiServer, Fault  # noqa: E402
-from zeroscrolls.cache import GenerationCache  # noqa: E402
-from zeroscrolls.data import DataSource  # noqa: E402
-from zeroscrolls.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
-from zeroscrolls.tokenizers import load_tokenizer  # noqa: E402
+from zeroscrolls.data.sources import DataSource  # noqa: E402
+from zeroscrolls.engine.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
+from zeroscrolls.store.cache import GenerationCache  # noqa: E402
+from zeroscrolls.text.tokenizers import load_tokenizer  # noqa: E402
 
 REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 LATENCY_S = 0.1

@@ -28,15 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.tiny_models lives in the checkout
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5  # noqa: E402
-from zeroscrolls.data import DataSource  # noqa: E402
-from zeroscrolls.errors import ExampleError, UsageError  # noqa: E402
-from zeroscrolls.planning import fit_example, make_request  # noqa: E402
+from zeroscrolls.core.errors import ExampleError, UsageError  # noqa: E402
+from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.providers.base import Generation, Provider, Request  # noqa: E402
-from zeroscrolls.providers.hf import HFProvider  # noqa: E402
-from zeroscrolls.providers.hf_models import HuggingFaceModels, read_model_config  # noqa: E402
+from zeroscrolls.providers.local.hf import HFProvider  # noqa: E402
+from zeroscrolls.providers.local.hf_models import HuggingFaceModels, read_model_config  # noqa: E402
+from zeroscrolls.run.planning import fit_example, make_request  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.rows import load_examples  # noqa: E402
-from zeroscrolls.templates import load_templates  # noqa: E402
-from zeroscrolls.truncation import Truncator  # noqa: E402
+from zeroscrolls.text.templates import load_templates  # noqa: E402
+from zeroscrolls.text.truncation import Truncator  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def one_model(args: argparse.Namespace) -> None:
                 provider: HuggingFaceModels = HFProvider(**{k: v for k, v in options.items() if v is not None})
                 label = f"hf, batch {args.batch_size or 'auto'}"
             else:
-                from zeroscrolls.providers.vllm import VLLMProvider
+                from zeroscrolls.providers.local.vllm import VLLMProvider
 
                 provider = VLLMProvider(
                     max_model_len=args.max_tokens,  # the warm-up call must not size the engine to its one request

@@ -14,8 +14,8 @@ import argparse
 import random
 import time
 
-from zeroscrolls.bootstrap import Bootstrap
-from zeroscrolls.data import Example
+from zeroscrolls.data.sources import Example
+from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.release import QUESTION_TYPES
 

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.narrativexl_release import recall_rows, write_book  # noqa: E402
-from zeroscrolls.data import DataSource  # noqa: E402
-from zeroscrolls.sampling import Selection  # noqa: E402
+from zeroscrolls.data.sampling import Selection  # noqa: E402
+from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.suites.base import resolve_suite  # noqa: E402
 from zeroscrolls.suites.narrativexl.release import LIST_SEPARATOR  # noqa: E402
 

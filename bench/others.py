@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT))  # tests.api_server lives in the checkout
 from api import LATENCY_S, copied_rows, write_rows  # noqa: E402  (the sibling bench script: the streaming run's rows)
 
 from tests.api_server import ApiServer  # noqa: E402
-from zeroscrolls.data import DataSource  # noqa: E402
-from zeroscrolls.runner import RunConfig, plan_run  # noqa: E402
+from zeroscrolls.data.sources import DataSource  # noqa: E402
+from zeroscrolls.engine.runner import RunConfig, plan_run  # noqa: E402
 
 COPIES = 10
 CONCURRENCY = 32

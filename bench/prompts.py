@@ -19,14 +19,14 @@ from pathlib import Path
 
 from scoring import DEFAULT_DATA, real_examples, scrolls_examples  # the sibling bench script: the real rows
 
-from zeroscrolls.data import Example
-from zeroscrolls.models import ModelProfile, get_model
-from zeroscrolls.planning import fit_example
+from zeroscrolls.data.sources import Example
+from zeroscrolls.providers.models import ModelProfile, get_model
+from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.scrolls.rows import to_example
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
-from zeroscrolls.templates import Template, load_templates
-from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import Template, load_templates
+from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
+from zeroscrolls.text.truncation import Truncator
 
 MODEL = "gpt-4"
 BUDGETS = (8192, 2048)

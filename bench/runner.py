@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # scripts.build_sample and tests.providers_for_tests live in the checkout
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
-from zeroscrolls.cache import GenerationCache  # noqa: E402
-from zeroscrolls.data import DataSource  # noqa: E402
-from zeroscrolls.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
-from zeroscrolls.templates import load_templates  # noqa: E402
+from zeroscrolls.data.sources import DataSource  # noqa: E402
+from zeroscrolls.engine.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
+from zeroscrolls.store.cache import GenerationCache  # noqa: E402
+from zeroscrolls.text.templates import load_templates  # noqa: E402
 
 REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 OVERHEAD_REQUESTS = 10_000

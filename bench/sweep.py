@@ -15,13 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from zeroscrolls.data import Example, derive_spans
-from zeroscrolls.errors import ExampleError
-from zeroscrolls.models import ModelProfile
-from zeroscrolls.planning import fit_example
-from zeroscrolls.templates import PromptStyle, Template, load_templates
-from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.core.errors import ExampleError
+from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.run.planning import fit_example
+from zeroscrolls.text.templates import PromptStyle, Template, load_templates
+from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
+from zeroscrolls.text.truncation import Truncator
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "zeroscrolls" / "validation_inputs_and_gold"
 BUDGETS = [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536]

@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT))  # scripts.build_sample and tests.synthetic live i
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from tests.synthetic import synthetic_rows  # noqa: E402
-from zeroscrolls.cache import GenerationCache  # noqa: E402
-from zeroscrolls.data import DataSource  # noqa: E402
-from zeroscrolls.runner import RunConfig, execute, plan_run  # noqa: E402
+from zeroscrolls.data.sources import DataSource  # noqa: E402
+from zeroscrolls.engine.runner import RunConfig, execute, plan_run  # noqa: E402
+from zeroscrolls.store.cache import GenerationCache  # noqa: E402
 from zeroscrolls.tasks import TASKS  # noqa: E402
 from zeroscrolls.view.collect import collect  # noqa: E402
 from zeroscrolls.view.page import render_page  # noqa: E402

@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from zeroscrolls.data import derive_spans
-from zeroscrolls.templates import load_templates
+from zeroscrolls.data.sources import derive_spans
+from zeroscrolls.text.templates import load_templates
 
 PER_TASK = 2
 

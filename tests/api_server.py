@@ -29,15 +29,15 @@ from typing import Any
 from aiohttp import web
 
 from tests.batch_api import BatchDesk
-from zeroscrolls.data import DataSource
-from zeroscrolls.models import ModelProfile
-from zeroscrolls.planning import fit_example, make_request
-from zeroscrolls.prompt_cache import common_prefix
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.run.planning import fit_example, make_request
+from zeroscrolls.run.prompt_cache import common_prefix
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.templates import load_templates
-from zeroscrolls.tokenizers import WhitespaceTokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import load_templates
+from zeroscrolls.text.tokenizers import WhitespaceTokenizer
+from zeroscrolls.text.truncation import Truncator
 
 GENEROUS_TPM = 100_000_000
 GENEROUS_RPM = 100_000

@@ -18,11 +18,11 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 
 from zeroscrolls.cli.options import PROVIDER_OPTION_NAMES
-from zeroscrolls.data import DataSource, Example
-from zeroscrolls.models import ModelProfile
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request, StreamingProvider
+from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.suites.base import Suite
-from zeroscrolls.templates import PromptStyle
+from zeroscrolls.text.templates import PromptStyle
 
 DEFAULT_BUDGET = 100_000
 

@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 from tests.api_server import ApiServer, Fault
 from tests.real_data import write_real_tasks
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.providers.anthropic import AnthropicProvider
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.templates import PromptStyle, build_prompt, load_templates
-from zeroscrolls.tokenizers import tiktoken_encoding
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.text.tokenizers import tiktoken_encoding
+from zeroscrolls.text.truncation import Truncator
 
 COUNT = "/v1/messages/count_tokens"
 MODEL = "claude-sonnet-4-0"

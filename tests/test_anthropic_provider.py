@@ -9,15 +9,15 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import GENEROUS_RPM, ApiServer, Fault, collect, plan_requests
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY
-from zeroscrolls.providers.anthropic import AnthropicProvider
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.engine.runner import keep_counts
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import FatalProviderError, Request
-from zeroscrolls.runner import keep_counts
+from zeroscrolls.providers.models import REGISTRY
+from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.tasks import get_task
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.truncation import Truncator
 
 KEY = "sk-ant-test-9a8b7c6d-unique-anthropic-key"
 MODEL = "claude-haiku-4-5"

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from tests.api_server import ApiServer, Fault, collect, plan_requests
-from zeroscrolls.providers.anthropic import AnthropicProvider
-from zeroscrolls.providers.api import APIProvider
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
-from zeroscrolls.providers.openai import OpenAIProvider
+from zeroscrolls.providers.http.provider import APIProvider
+from zeroscrolls.providers.openai.provider import OpenAIProvider
 
 OPENAI_KEY = "sk-faults-0b1c2d3e-openai"
 ANTHROPIC_KEY = "sk-ant-faults-4f5a6b7c"

@@ -12,10 +12,10 @@ from typer.testing import CliRunner, Result
 
 from tests.api_server import GENEROUS_RPM, ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.tasks import TASKS
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 KEY = "sk-zs-e2e-3c1f9b7a2d-unique-key"
 

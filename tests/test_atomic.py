@@ -9,14 +9,14 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from zeroscrolls.atomic import write_atomic
 from zeroscrolls.cli.main import app
+from zeroscrolls.output.atomic import write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW_WRITER = """
 import sys, time
 from pathlib import Path
-from zeroscrolls.atomic import write_atomic
+from zeroscrolls.output.atomic import write_atomic
 
 target, go = Path(sys.argv[1]), Path(sys.argv[2])
 

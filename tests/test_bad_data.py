@@ -17,11 +17,11 @@ from typer.testing import CliRunner, Result
 
 from tests.providers_for_tests import read_calls
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, execute, plan_run
 from zeroscrolls.metrics import score_example
-from zeroscrolls.runner import RunConfig, execute, plan_run
-from zeroscrolls.scoring import results_table
+from zeroscrolls.results.scoring import results_table
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 

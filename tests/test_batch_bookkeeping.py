@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.api_server import ApiServer, collect, plan_requests
-from zeroscrolls.batchstore import ABANDONED, COLLECTED, BatchStore
-from zeroscrolls.planning import resolve_model
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch import BatchProvider, BatchSettings, batched, custom_id, serialize, split_batches
+from zeroscrolls.run.planning import resolve_model
+from zeroscrolls.store.batches import ABANDONED, COLLECTED, BatchStore
 
 KEY = "sk-zs-bookkeeping-unique-key"
 

@@ -15,10 +15,10 @@ from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer, collect
 from tests.test_batch_bookkeeping import provider_for
-from zeroscrolls.batchstore import COLLECTED, BatchStore
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.batch import custom_id
+from zeroscrolls.store.batches import COLLECTED, BatchStore
 
 KEY = "sk-zs-recovery-unique-key"
 MODEL = "claude-haiku-4-5"

@@ -18,8 +18,8 @@ from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer, Fault
 from zeroscrolls.cli.main import app
-from zeroscrolls.providers.anthropic_batch import AnthropicBatchAPI
-from zeroscrolls.providers.openai_batch import OpenAIBatchAPI
+from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
+from zeroscrolls.providers.openai.batch import OpenAIBatchAPI
 
 KEY = "sk-zs-batch-7d2e41c0-unique-key"
 OPENAI_RUN = "gpt-4_8192_validation"

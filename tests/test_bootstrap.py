@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tests.conftest import REAL_TASKS
-from zeroscrolls.bootstrap import CHUNK_VALUES, METRICS_PER_EXAMPLE, Bootstrap, resample_scores
 from zeroscrolls.metrics import aggregate, score_examples
+from zeroscrolls.results.bootstrap import CHUNK_VALUES, METRICS_PER_EXAMPLE, Bootstrap, resample_scores
 from zeroscrolls.tasks import TASKS
 
 

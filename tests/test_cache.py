@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from zeroscrolls.cache import LOOKUP_CHUNK, MIGRATIONS, USAGE_QUERY, GenerationCache, default_cache_path
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import Generation, Request
+from zeroscrolls.store.cache import LOOKUP_CHUNK, MIGRATIONS, USAGE_QUERY, GenerationCache, default_cache_path
 
 
 def make_request(i: int, model: str = "m") -> Request:

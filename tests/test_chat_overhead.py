@@ -6,19 +6,19 @@ from __future__ import annotations
 import pytest
 
 from tests.tiny_models import LLAMA31_CHAT_TEMPLATE, build_tiny_chat_tokenizer
-from zeroscrolls.data import DataSource
-from zeroscrolls.models import ModelProfile, get_model
-from zeroscrolls.planning import fit_example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.models import ModelProfile, get_model
+from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.tasks import get_task
-from zeroscrolls.templates import PromptStyle, build_prompt, load_templates
-from zeroscrolls.tokenizers import HFTokenizer, load_tokenizer
-from zeroscrolls.truncation import CHAT_OVERHEAD, Truncator
+from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.text.tokenizers import HFTokenizer, load_tokenizer
+from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
 pytest.importorskip("transformers")
 
-from zeroscrolls.providers.hf_models import encode_request  # noqa: E402
+from zeroscrolls.providers.local.hf_models import encode_request  # noqa: E402
 
 TEMPLATES = load_templates()
 TASKS = ("quality", "narrative_qa", "qmsum", "gov_report")

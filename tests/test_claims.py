@@ -15,11 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
-from zeroscrolls.cache import Claimant, ClaimRenewer, GenerationCache
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.providers.base import Generation, Request
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.store.cache import Claimant, ClaimRenewer, GenerationCache
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-zs-claims-5e0c2b91"

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.models import REGISTRY
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,13 +10,13 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.models import get_model
-from zeroscrolls.planning import fit_example
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.providers.models import get_model
+from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.templates import load_templates
-from zeroscrolls.tokenizers import load_tokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import load_templates
+from zeroscrolls.text.tokenizers import load_tokenizer
+from zeroscrolls.text.truncation import Truncator
 
 ROOT = Path(__file__).resolve().parents[1]
 QUALITY_ID = "20077_ZF5G55FD_1"

@@ -13,9 +13,9 @@ from typer.testing import CliRunner, Result
 from tests.conftest import REAL_TASKS
 from tests.providers_for_tests import read_calls
 from tests.synthetic import write_test_split
-from zeroscrolls.cache import GenerationCache, default_cache_path
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.store.cache import GenerationCache, default_cache_path
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -89,14 +89,14 @@ def test_unknown_command_is_a_usage_error_with_a_suggestion() -> None:
 def test_built_in_suites_and_providers_are_found_without_reading_entry_points(monkeypatch) -> None:
     """Reading every installed package's entry points costs a command's start-up; built-in names need none, and a
     plugin's name still finds its entry point."""
-    import zeroscrolls.plugins
+    import zeroscrolls.core.plugins
     from zeroscrolls.providers.base import resolve_provider
     from zeroscrolls.providers.naive import NaiveProvider
     from zeroscrolls.suites.base import resolve_suite
 
     read = []
-    real = zeroscrolls.plugins.entry_points
-    monkeypatch.setattr(zeroscrolls.plugins, "entry_points", lambda **kw: read.append(kw) or real(**kw))
+    real = zeroscrolls.core.plugins.entry_points
+    monkeypatch.setattr(zeroscrolls.core.plugins, "entry_points", lambda **kw: read.append(kw) or real(**kw))
     assert resolve_suite("scrolls").name == "scrolls"
     assert resolve_provider("naive") is NaiveProvider
     assert read == []

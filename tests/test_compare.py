@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
 from zeroscrolls.tasks import TASKS

@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.models import get_model
-from zeroscrolls.runner import RunConfig, estimate, plan_run
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, estimate, plan_run
+from zeroscrolls.providers.models import get_model
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 
 def o3_mini_plan(tmp_path: Path, **options: object):

@@ -18,8 +18,8 @@ from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-zs-cap-resume-9b3e"

@@ -14,8 +14,8 @@ import pytest
 
 from tests.hub_server import COMMIT, serve_dataset
 from tests.synthetic import synthetic_rows
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.suite import SUITE
 

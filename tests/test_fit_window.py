@@ -14,13 +14,13 @@ from typer.testing import CliRunner
 from tests.api_server import ApiServer, collect
 from tests.tiny_models import build_tiny_llama
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import Example, derive_spans
-from zeroscrolls.planning import fit_example, make_request, resolve_model
-from zeroscrolls.providers.openai import OpenAIProvider
+from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.providers.openai.provider import OpenAIProvider
+from zeroscrolls.run.planning import fit_example, make_request, resolve_model
 from zeroscrolls.tasks import get_task
-from zeroscrolls.templates import PromptStyle, build_prompt, load_templates
-from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
-from zeroscrolls.truncation import CHAT_OVERHEAD, Truncator
+from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
+from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
 TEMPLATES = load_templates()
 QUERY = "Where did Tom meet Ann?"
@@ -141,8 +141,8 @@ def completion_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
 async def test_a_completion_decoders_prompt_fits_with_its_bos(completion_llama: Path, short_of_window: int) -> None:
     """An unregistered decoder gets its config's window (4096) as its budget: a prompt at the fit boundary went out
     with the BOS its tokenizer adds one token past `max - B`, past the window."""
-    from zeroscrolls.providers.hf import HFProvider
-    from zeroscrolls.providers.hf_models import encode_request
+    from zeroscrolls.providers.local.hf import HFProvider
+    from zeroscrolls.providers.local.hf_models import encode_request
 
     provider, profile = resolve_model(str(completion_llama), "hf", None, {"device": "cpu"})
     assert isinstance(provider, HFProvider)

@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, Example
-from zeroscrolls.errors import UsageError
-from zeroscrolls.planning import fit_example, make_request, resolve_model
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.run.planning import fit_example, make_request, resolve_model
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.templates import PromptStyle, load_templates
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import PromptStyle, load_templates
+from zeroscrolls.text.truncation import Truncator
 
 QUALITY_ID = "20077_ZF5G55FD_1"
 
@@ -89,8 +89,8 @@ def reference_generate(model_dir: Path, ids: list[int], new_tokens: int, seq2seq
 
 def test_core_package_does_not_import_torch() -> None:
     code = (
-        "import sys, zeroscrolls, zeroscrolls.cli.main, zeroscrolls.runner, zeroscrolls.planning, "
-        "zeroscrolls.providers.hf, zeroscrolls.providers.vllm; "
+        "import sys, zeroscrolls, zeroscrolls.cli.main, zeroscrolls.engine.runner, zeroscrolls.run.planning, "
+        "zeroscrolls.providers.local.hf, zeroscrolls.providers.local.vllm; "
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

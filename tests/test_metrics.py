@@ -11,7 +11,7 @@ from rouge_score.rouge_scorer import RougeScorer
 
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.metrics import accuracy, aggregate, concordance_index, exp_similarity, f1, rouge, score, score_examples
 
 

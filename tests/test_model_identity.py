@@ -16,8 +16,8 @@ from tests.api_server import ApiServer
 from tests.test_fit_window import example
 from tests.tiny_models import TINY_CHAT_TEMPLATE, build_tiny_chat_tokenizer, build_tiny_llama
 from zeroscrolls.cli.main import app
-from zeroscrolls.planning import resolve_model
-from zeroscrolls.providers.openai import OpenAIProvider
+from zeroscrolls.providers.openai.provider import OpenAIProvider
+from zeroscrolls.run.planning import resolve_model
 
 
 @pytest.fixture

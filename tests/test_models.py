@@ -7,11 +7,11 @@ import tiktoken.model
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY, ModelProfile, get_model
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import BUILTIN_PROVIDERS
-from zeroscrolls.templates import PromptStyle
-from zeroscrolls.tokenizers import OFFLINE_ENCODINGS, AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
+from zeroscrolls.providers.models import REGISTRY, ModelProfile, get_model
+from zeroscrolls.text.templates import PromptStyle
+from zeroscrolls.text.tokenizers import OFFLINE_ENCODINGS, AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
 
 PAPER_BUDGETS = {
     "gpt-4": 8192,

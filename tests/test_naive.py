@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from tests.conftest import REAL_TASKS
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.providers.naive import SPAN_WORDS, NaiveProvider, baseline
-from zeroscrolls.runner import RunConfig, plan_run
 from zeroscrolls.tasks import TASKS
 
 DOCUMENT = " ".join(f"w{i}" for i in range(1000))

@@ -12,14 +12,14 @@ from tests.narrativexl_release import book_rows, make_release, marker, write_boo
 from tests.test_truncation import WordCounter
 from tests.tiny_models import build_tiny_t5_tokenizer
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.metric import first_option, score_example
 from zeroscrolls.suites.narrativexl.release import COLUMN_SEPARATOR, read_book
-from zeroscrolls.templates import PromptStyle, build_prompt
-from zeroscrolls.tokenizers import Tokenizer, load_tokenizer
-from zeroscrolls.truncation import CHAT_OVERHEAD, Truncator
+from zeroscrolls.text.templates import PromptStyle, build_prompt
+from zeroscrolls.text.tokenizers import Tokenizer, load_tokenizer
+from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
 
 @pytest.fixture

@@ -11,13 +11,13 @@ from typer.testing import CliRunner
 
 from tests.narrativexl_release import make_recall_release, make_release
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource, Example
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of, group_examples
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes
-from zeroscrolls.templates import PromptStyle, build_prompt
-from zeroscrolls.tokenizers import load_tokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import PromptStyle, build_prompt
+from zeroscrolls.text.tokenizers import load_tokenizer
+from zeroscrolls.text.truncation import Truncator
 
 RECALL = "tests.providers_for_tests:RecallProvider"
 

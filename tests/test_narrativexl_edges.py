@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from tests.narrativexl_release import book_rows, make_release, write_book
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.metric import first_option, score_example
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from tests.file_server import FileServer, serve_files
 from tests.narrativexl_release import make_release, marker
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.fetch import ARCHIVE_NAME, PASSWORD
 

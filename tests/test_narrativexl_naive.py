@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tests.narrativexl_release import make_release
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 
 BOOKS = {"84": 9, "1342": 6, "11": 5}

@@ -15,11 +15,11 @@ from typer.testing import CliRunner, Result
 from tests.api_server import ApiServer
 from tests.narrativexl_release import make_release, marker, question_text
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.paper import NO_ANSWER, question_answer
-from zeroscrolls.templates import PromptStyle, build_prompt
+from zeroscrolls.text.templates import PromptStyle, build_prompt
 
 KEY = "sk-zs-paper-mode-key"
 PAPER_PROMPT = (

@@ -22,13 +22,13 @@ from tests.narrativexl_release import (
     write_table,
 )
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.sampling import Selection, sample_indices
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sampling import Selection, sample_indices
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.metric import copy_input_scores, score_example
 from zeroscrolls.suites.narrativexl.summaries import HIERARCHY_HEADER, SCENE_HEADER, read_scene_table, table_files
-from zeroscrolls.templates import PromptStyle, build_prompt
+from zeroscrolls.text.templates import PromptStyle, build_prompt
 
 SCENE_IDS = ["84-0-0", "84-0-1", "84-0-2", "84-1-0", "84-1-1", "84-3-0"]
 SCENE_IDS += ["1342-0-0", "1342-0-1", "1342-0-2", "1342-1-0", "1342-1-1", "1342-2-0"]

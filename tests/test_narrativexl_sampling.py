@@ -13,8 +13,8 @@ from typer.testing import CliRunner, Result
 
 from tests.narrativexl_release import make_recall_release, make_release
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.sampling import allocate, sample_indices
+from zeroscrolls.data.sampling import allocate, sample_indices
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.rows import question_stratum as stratum
 

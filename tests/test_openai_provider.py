@@ -10,12 +10,12 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import FatalProviderError, Request
-from zeroscrolls.providers.openai import OpenAIProvider
+from zeroscrolls.providers.models import REGISTRY
+from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.tasks import get_task
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 KEY = "sk-test-5f0c1d2e-unique-openai-key"
 SAMPLE_TASKS = ("gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "narrative_qa", "quality")

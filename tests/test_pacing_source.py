@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.providers.anthropic import AnthropicProvider
-from zeroscrolls.providers.openai import OpenAIProvider
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
+from zeroscrolls.providers.openai.provider import OpenAIProvider
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
+from zeroscrolls.store.cache import GenerationCache
 
 KEY = "sk-zs-paid-answers-5e21"
 CHAT = "/v1/chat/completions"

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from tests.real_data import real_golds, rotated, write_real_tasks
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.plots import score_figure
-from zeroscrolls.scoring import BenchmarkResult, results_table, score_task
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.output.plots import score_figure
+from zeroscrolls.results.scoring import BenchmarkResult, results_table, score_task
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.tasks import TASKS
 

@@ -14,8 +14,8 @@ from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer
 from tests.providers_for_tests import read_calls
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
+from zeroscrolls.store.cache import GenerationCache
 
 QUALITY_FIRST = "20077_ZF5G55FD_1"
 """The first QuALITY example of the bundled sample; QuALITY is planned after Qasper."""

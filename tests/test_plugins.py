@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.providers.base import installed_providers, resolve_provider
-from zeroscrolls.runner import RunConfig, plan_run
 
 
 def test_the_echo_example_is_installed_as_an_entry_point() -> None:
@@ -45,7 +45,7 @@ def test_unknown_provider_lists_the_installed_ones() -> None:
 
 def test_a_class_that_is_not_a_provider_is_refused() -> None:
     with pytest.raises(UsageError, match="is not a zeroscrolls Provider subclass"):
-        resolve_provider("zeroscrolls.runner:RunConfig")
+        resolve_provider("zeroscrolls.engine.runner:RunConfig")
 
 
 PUBLIC_API = ("Provider", "Request", "Generation", "ModelProfile", "PromptStyle", "FatalProviderError")
@@ -53,9 +53,9 @@ PUBLIC_API = ("Provider", "Request", "Generation", "ModelProfile", "PromptStyle"
 
 def test_the_public_api_is_the_internal_types() -> None:
     import zeroscrolls.providers as public
-    from zeroscrolls.models import ModelProfile
     from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
-    from zeroscrolls.templates import PromptStyle
+    from zeroscrolls.providers.models import ModelProfile
+    from zeroscrolls.text.templates import PromptStyle
 
     internal = (Provider, Request, Generation, ModelProfile, PromptStyle, FatalProviderError)
     assert tuple(getattr(public, name) for name in PUBLIC_API) == internal

@@ -10,7 +10,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.progress import PlainProgress
+from zeroscrolls.engine.progress import PlainProgress
 
 
 class Clock:

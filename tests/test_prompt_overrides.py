@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
-from zeroscrolls.templates import load_templates
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.text.templates import load_templates
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 QUALITY_ID = "20077_ZF5G55FD_1"
 INSTRUCTION = "Read the story and pick the right letter."

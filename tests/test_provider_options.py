@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 
 QUALITY_ID = "20077_ZF5G55FD_1"
 

@@ -22,10 +22,10 @@ from typer.testing import CliRunner
 import zeroscrolls
 from tests.api_server import ApiServer, default_answer
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
-from zeroscrolls.evaluation import EXAMPLE_COLUMNS, Run
-from zeroscrolls.evaluation_sweep import Sweep
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.evaluation.run import EXAMPLE_COLUMNS, Run
+from zeroscrolls.evaluation.sweep import Sweep
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 KEY = "sk-zs-python-api-7d2e5c9a41-key"
 TASKS = ("gov_report", "quality")
@@ -232,6 +232,6 @@ import sys, zeroscrolls
 heavy = [m for m in sys.modules if m.split(".")[0] in ("pandas", "rich", "typer", "openai", "anthropic")]
 assert heavy == [], heavy
 from zeroscrolls.sweep import run_sweep  # the module of the same name, imported beside the function
-assert zeroscrolls.sweep.__module__ == "zeroscrolls.evaluation_sweep", zeroscrolls.sweep
+assert zeroscrolls.sweep.__module__ == "zeroscrolls.evaluation.sweep", zeroscrolls.sweep
 """
     subprocess.run([sys.executable, "-c", probe], check=True)

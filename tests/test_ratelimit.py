@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from zeroscrolls.ratelimit import HEADROOM, RateLimiter, ServerLimits
+from zeroscrolls.providers.http.pacing import HEADROOM, RateLimiter, ServerLimits
 
 
 class FakeClock:

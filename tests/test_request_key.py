@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.providers.api import normalized_endpoint
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.providers.base import Generation, Request
-from zeroscrolls.runner import RunConfig, plan_run
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.providers.http.provider import normalized_endpoint
+from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 GOLDEN = Request(
     "openai",

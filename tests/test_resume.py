@@ -14,8 +14,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tests.providers_for_tests import read_calls
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
+from zeroscrolls.store.cache import GenerationCache
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW = "tests.providers_for_tests:SlowProvider"

@@ -8,8 +8,8 @@ from itertools import pairwise
 
 import pytest
 
-from zeroscrolls.errors import UsageError
-from zeroscrolls.providers.retry import (
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.http.retry import (
     Action,
     RetryPolicy,
     Verdict,

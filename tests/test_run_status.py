@@ -11,7 +11,7 @@ from typer.testing import CliRunner, Result
 
 from tests.providers_for_tests import read_calls
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 FLAKY = "tests.providers_for_tests:FlakyProvider"

@@ -10,10 +10,10 @@ import pytest
 from rich.console import Console
 
 from tests.providers_for_tests import PricedProvider, answer_for, read_calls
-from zeroscrolls.cache import GenerationCache
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, estimate, execute, plan_run, postprocess
 from zeroscrolls.providers.base import Request
-from zeroscrolls.runner import RunConfig, estimate, execute, plan_run, postprocess
+from zeroscrolls.store.cache import GenerationCache
 
 PROVIDERS = "tests.providers_for_tests"
 

@@ -11,10 +11,10 @@ from rich.console import Console
 
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated, write_real_tasks
-from zeroscrolls.data import DataSource, Example
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.metrics import score
-from zeroscrolls.scoring import (
+from zeroscrolls.results.scoring import (
     BenchmarkResult,
     TaskResult,
     coverage_notes,

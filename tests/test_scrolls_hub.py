@@ -39,7 +39,7 @@ def _load(env: dict[str, str], task: str, split: str, block_size: int) -> subpro
         "import json, sys\n"
         "from zeroscrolls.suites.scrolls.hub import fetch_split\n"
         "from zeroscrolls.suites.scrolls.rows import read_examples\n"
-        "from zeroscrolls.errors import UsageError\n"
+        "from zeroscrolls.core.errors import UsageError\n"
         "try:\n"
         f"    path = fetch_split({task!r}, {split!r}, block_size={block_size})\n"
         "except UsageError as exc:\n"

@@ -10,8 +10,8 @@ import pytest
 
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls import metrics
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.scrolls.metric import exact_match, quality_hard, score, score_benchmark, scrolls_score
 from zeroscrolls.suites.scrolls.rows import load_examples
 from zeroscrolls.suites.scrolls.tasks import TASKS

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from tests.scrolls_rows import contract_nli_rows, write_rows, write_scrolls_tasks
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.scrolls.metric import score
 from zeroscrolls.suites.scrolls.naive import load_baseline
 from zeroscrolls.suites.scrolls.rows import load_examples

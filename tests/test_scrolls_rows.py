@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 
 from tests.scrolls_rows import SHARED_TASKS, contract_nli_rows, write_rows, write_scrolls_tasks, zeroscrolls_examples
-from zeroscrolls.data import DataSource, Example, derive_spans
-from zeroscrolls.errors import ExampleError, UsageError
-from zeroscrolls.models import ModelProfile, get_model
-from zeroscrolls.planning import fit_example
+from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.task import Task
+from zeroscrolls.data.sources import DataSource, Example, derive_spans
+from zeroscrolls.providers.models import ModelProfile, get_model
+from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.scrolls.answers import contract_nli_label, official_prediction
 from zeroscrolls.suites.scrolls.rows import load_examples, parse_options, split_input, to_example
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 from zeroscrolls.suites.scrolls.tasks import CONTRACT_NLI_LABELS, TASKS
-from zeroscrolls.suites.task import Task
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS as ZEROSCROLLS_TASKS
-from zeroscrolls.templates import PromptStyle, Template, load_templates
-from zeroscrolls.tokenizers import load_tokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import PromptStyle, Template, load_templates
+from zeroscrolls.text.tokenizers import load_tokenizer
+from zeroscrolls.text.truncation import Truncator
 
 
 def test_shared_examples_become_the_zeroscrolls_input_and_spans(real_data_dir: Path, tmp_path: Path) -> None:

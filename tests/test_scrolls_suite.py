@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 from tests.real_data import write_real_tasks
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.scoring import load_predictions, score_benchmark
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.results.scoring import load_predictions, score_benchmark
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 
 

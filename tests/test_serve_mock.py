@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.mock_server import MockServer, answer
 from zeroscrolls.suites.base import resolve_suite
 

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.models import REGISTRY
-from zeroscrolls.providers.anthropic import AnthropicProvider
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
+from zeroscrolls.providers.models import REGISTRY
 
 
 def zs(*args: str | Path) -> tuple[int, str, str]:

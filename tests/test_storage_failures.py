@@ -17,8 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
-from zeroscrolls.cache import GenerationCache
 from zeroscrolls.cli.main import app
+from zeroscrolls.store.cache import GenerationCache
 
 ROOT = Path(__file__).resolve().parents[1]
 KEY = "sk-zs-storage-77a1c0"

@@ -10,9 +10,9 @@ import pytest
 
 from tests.narrativexl_release import make_release
 from tests.scrolls_rows import contract_nli_rows, write_rows, write_scrolls_tasks
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.sampling import Selection, select
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sampling import Selection, select
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 
 SELECTIONS = (

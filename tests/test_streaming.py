@@ -16,12 +16,12 @@ from rich.console import Console
 
 from tests.api_server import ApiServer
 from tests.synthetic import synthetic_rows
-from zeroscrolls.cache import GenerationCache
-from zeroscrolls.data import DataSource, Example
-from zeroscrolls.runner import PLAN_CHUNK, RunConfig, execute, plan_run
+from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.engine.runner import PLAN_CHUNK, RunConfig, execute, plan_run
+from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.suite import SUITE
-from zeroscrolls.tokenizers import WhitespaceTokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.tokenizers import WhitespaceTokenizer
+from zeroscrolls.text.truncation import Truncator
 
 
 class TimedTokenizer(WhitespaceTokenizer):

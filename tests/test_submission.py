@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.submission import SUCCESS_LINE, check_task, load_test_ids, read_submission_csv
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.results.submission import SUCCESS_LINE, check_task, load_test_ids, read_submission_csv
 from zeroscrolls.tasks import SUBMISSION_ORDER
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,14 +12,14 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.runner import RunConfig, plan_run
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.suites.base import Suite, resolve_suite
-from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
-from zeroscrolls.templates import load_templates
+from zeroscrolls.text.templates import load_templates
 
 TINY_SUITE = """
 from dataclasses import replace
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from zeroscrolls.metrics import aggregate_metric, f1
 from zeroscrolls.suites.base import Suite
-from zeroscrolls.suites.task import Category, Metric, Task
+from zeroscrolls.core.task import Category, Metric, Task
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 SUITE = Suite(

@@ -16,17 +16,17 @@ from typer.testing import CliRunner
 
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.metrics import score_examples
-from zeroscrolls.plots import run_overview
-from zeroscrolls.runner import RunConfig, plan_run
-from zeroscrolls.scoring import load_predictions
+from zeroscrolls.output.plots import run_overview
+from zeroscrolls.results.scoring import load_predictions
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.sweep import CSV_COLUMNS, SweepConfig, parse_budgets, truncators
 from zeroscrolls.tasks import TASKS
-from zeroscrolls.tokenizers import WhitespaceTokenizer
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.tokenizers import WhitespaceTokenizer
+from zeroscrolls.text.truncation import Truncator
 
 BUDGETS = (2048, 4096, 8192)
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

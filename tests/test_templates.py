@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REAL_TASKS
-from zeroscrolls.data import DataSource, Example, derive_spans
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource, Example, derive_spans
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
 from zeroscrolls.tasks import TASKS
-from zeroscrolls.templates import PromptStyle, build_prompt, load_templates, num_summaries
+from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates, num_summaries
 
 TEMPLATES = load_templates()
 

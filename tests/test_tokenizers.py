@@ -17,9 +17,9 @@ import tiktoken
 
 from tests.api_server import ApiServer
 from tests.tiny_models import build_tiny_t5_tokenizer
-from zeroscrolls.cache import GenerationCache
-from zeroscrolls.errors import UsageError
-from zeroscrolls.tokenizers import (
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.text.tokenizers import (
     OFFLINE_ENCODINGS,
     AnthropicTokenCounter,
     BatchEncoder,
@@ -133,7 +133,7 @@ def test_unknown_tokenizer_specs_are_usage_errors(spec: str) -> None:
 
 
 def test_core_import_does_not_load_torch_or_transformers() -> None:
-    code = "import sys, zeroscrolls.tokenizers; print('torch' in sys.modules or 'transformers' in sys.modules)"
+    code = "import sys, zeroscrolls.text.tokenizers; print('torch' in sys.modules or 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -174,8 +174,8 @@ def test_hf_tokenizer_not_found_offline_says_what_to_do(tmp_path: Path) -> None:
     """In a fresh process: huggingface_hub reads HF_HUB_OFFLINE and HF_HOME once, at import."""
     code = (
         "import sys\n"
-        "from zeroscrolls.errors import UsageError\n"
-        "from zeroscrolls.tokenizers import load_tokenizer\n"
+        "from zeroscrolls.core.errors import UsageError\n"
+        "from zeroscrolls.text.tokenizers import load_tokenizer\n"
         "for spec in sys.argv[1:]:\n"
         "    try:\n"
         "        load_tokenizer(spec)\n"

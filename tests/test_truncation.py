@@ -11,14 +11,20 @@ import pytest
 from tests.conftest import REAL_TASKS
 from tests.test_templates import real_examples
 from tests.tiny_models import build_tiny_t5_tokenizer
-from zeroscrolls.data import Example, derive_spans
-from zeroscrolls.errors import ExampleError
-from zeroscrolls.models import get_model
-from zeroscrolls.planning import fit_example
+from zeroscrolls.core.errors import ExampleError
+from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.providers.models import get_model
+from zeroscrolls.run.planning import fit_example
 from zeroscrolls.tasks import get_task
-from zeroscrolls.templates import PromptStyle, build_prompt, load_templates
-from zeroscrolls.tokenizers import TiktokenTokenizer, Tokenizer, WhitespaceTokenizer, load_tokenizer, official_encoding
-from zeroscrolls.truncation import CHAT_OVERHEAD, Truncator
+from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.text.tokenizers import (
+    TiktokenTokenizer,
+    Tokenizer,
+    WhitespaceTokenizer,
+    load_tokenizer,
+    official_encoding,
+)
+from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
 TEMPLATES = load_templates()
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer, collect
 from zeroscrolls.cli.main import app
-from zeroscrolls.providers.anthropic import AnthropicProvider
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import FatalProviderError, Request
-from zeroscrolls.providers.openai import OpenAIProvider
+from zeroscrolls.providers.openai.provider import OpenAIProvider
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.credentials import without_credentials
+from zeroscrolls.core.credentials import without_credentials
 
 SECRET = "sk-in-the-url-9c8d7e6f"
 KEY = "sk-env-key-1a2b3c4d"

@@ -28,11 +28,11 @@ from tests.real_data import real_golds, write_real_tasks
 from tests.scrolls_rows import write_scrolls_tasks
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.data import DataSource
-from zeroscrolls.formats import is_refusal
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.results.formats import is_refusal
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.tokenizers import load_tokenizer
+from zeroscrolls.text.tokenizers import load_tokenizer
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")
 

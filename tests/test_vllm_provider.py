@@ -13,13 +13,11 @@ from pathlib import Path
 import pytest
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import ModelProfile
-from zeroscrolls.planning import fit_example, make_request
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Request
-from zeroscrolls.providers.hf_models import encode_request
-from zeroscrolls.providers.vllm import (
+from zeroscrolls.providers.local.hf_models import encode_request
+from zeroscrolls.providers.local.vllm import (
     CHUNK_REQUESTS,
     CHUNK_SECONDS,
     FIRST_CHUNK,
@@ -27,9 +25,11 @@ from zeroscrolls.providers.vllm import (
     next_chunk_size,
     poisons_engine,
 )
+from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.run.planning import fit_example, make_request
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.templates import PromptStyle, load_templates
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.text.templates import PromptStyle, load_templates
+from zeroscrolls.text.truncation import Truncator
 
 VLLM_INSTALLED = importlib.util.find_spec("vllm") is not None
 QUALITY_ID = "20077_ZF5G55FD_1"

@@ -14,13 +14,13 @@ from typing import Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
-    "evaluate": "zeroscrolls.evaluation",
-    "load_run": "zeroscrolls.evaluation",
-    "Run": "zeroscrolls.evaluation",
-    "sweep": "zeroscrolls.evaluation_sweep",
-    "load_sweep": "zeroscrolls.evaluation_sweep",
-    "Sweep": "zeroscrolls.evaluation_sweep",
-    "UsageError": "zeroscrolls.errors",
+    "evaluate": "zeroscrolls.evaluation.run",
+    "load_run": "zeroscrolls.evaluation.run",
+    "Run": "zeroscrolls.evaluation.run",
+    "sweep": "zeroscrolls.evaluation.sweep",
+    "load_sweep": "zeroscrolls.evaluation.sweep",
+    "Sweep": "zeroscrolls.evaluation.sweep",
+    "UsageError": "zeroscrolls.core.errors",
 }
 
 __all__ = ["Run", "Sweep", "UsageError", "evaluate", "load_run", "load_sweep", "sweep"]

@@ -19,20 +19,20 @@ import jsonlines
 import pandas as pd
 from rich.console import Console
 
-from zeroscrolls import plots, runfolder
-from zeroscrolls.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
-from zeroscrolls.breakdowns import Analysis, point_grid
-from zeroscrolls.cache import GenerationCache
-from zeroscrolls.compare import SHORT_NAMES
-from zeroscrolls.errors import UsageError
-from zeroscrolls.planning import resolve_model
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.engine.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
+from zeroscrolls.output import plots, runfolder
+from zeroscrolls.output.report import markdown_table
 from zeroscrolls.providers.base import Request, option_flag
-from zeroscrolls.report import markdown_table
-from zeroscrolls.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
-from zeroscrolls.runtypes import check_folder_name, folder_name
-from zeroscrolls.scoring import NO_SCORE, PARTIAL_MARK
+from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
+from zeroscrolls.results.compare import SHORT_NAMES
+from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK
+from zeroscrolls.run.planning import resolve_model
+from zeroscrolls.run.values import check_folder_name, folder_name
+from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.base import Suite
-from zeroscrolls.truncation import Truncator
+from zeroscrolls.suites.breakdowns import Analysis, point_grid
+from zeroscrolls.text.truncation import Truncator
 
 AVERAGE = plots.AVERAGE
 CSV_COLUMNS = [

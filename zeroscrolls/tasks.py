@@ -5,7 +5,7 @@ The facts live in `suites/zeroscrolls/tasks.py`; code that works for any suite t
 
 from __future__ import annotations
 
-from zeroscrolls.suites.task import Category, Metric, Task, lookup_task, select_tasks
+from zeroscrolls.core.task import Category, Metric, Task, lookup_task, select_tasks
 from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
 
 __all__ = ["SUBMISSION_ORDER", "TASKS", "Category", "Metric", "Task", "get_task", "parse_tasks"]

@@ -14,13 +14,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:  # the batch machinery is imported by the commands that use it, not when the CLI starts
-    from zeroscrolls.batchstore import BatchRecord, BatchStore
-    from zeroscrolls.cache import GenerationCache
+    from zeroscrolls.engine.runner import Plan
     from zeroscrolls.providers.batch import BatchProvider, BatchSettings
-    from zeroscrolls.runner import Plan
+    from zeroscrolls.store.batches import BatchRecord, BatchStore
+    from zeroscrolls.store.cache import GenerationCache
 
 batches_app = typer.Typer(
     help="Provider batches of `--batch` runs: list them, cancel one, attach one a killed run did not record.",
@@ -43,8 +43,8 @@ def batch_settings(
     max_cost: float | None = None,
 ) -> BatchSettings | None:
     """The `--batch` settings of a command (None without `--batch`); contradictory flags are a `UsageError`."""
-    from zeroscrolls.cache import default_cache_path
     from zeroscrolls.providers.batch import BatchSettings
+    from zeroscrolls.store.cache import default_cache_path
 
     if no_wait and not batch:
         raise UsageError("--no-wait submits provider batches and exits: add --batch")
@@ -121,8 +121,8 @@ def without_no_wait(command: str) -> str:
 
 
 def _store(path: Path | None) -> BatchStore:
-    from zeroscrolls.batchstore import BatchStore
-    from zeroscrolls.cache import default_cache_path
+    from zeroscrolls.store.batches import BatchStore
+    from zeroscrolls.store.cache import default_cache_path
 
     target = path or default_cache_path()
     if not target.is_file():
@@ -213,9 +213,9 @@ def attach(
     """
     import asyncio
 
-    from zeroscrolls.batchstore import SUBMITTING
     from zeroscrolls.providers.base import FatalProviderError
     from zeroscrolls.providers.batch import BatchAPIError
+    from zeroscrolls.store.batches import SUBMITTING
 
     with _store(cache) as store:
         record = next((r for r in store.records() if r.id == record_id), None)

@@ -11,10 +11,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from zeroscrolls.cache import GenerationCache
+    from zeroscrolls.store.cache import GenerationCache
 
 cache_app = typer.Typer(
     help="Inspect and manage the generation cache (the only state that costs money).", no_args_is_help=True
@@ -28,7 +28,7 @@ CacheOption = Annotated[
 
 
 def _open(path: Path | None, must_exist: bool = True) -> GenerationCache:
-    from zeroscrolls.cache import GenerationCache, default_cache_path  # providers and tokenizers: only when used
+    from zeroscrolls.store.cache import GenerationCache, default_cache_path  # providers and tokenizers: only when used
 
     target = path or default_cache_path()
     if must_exist and not target.is_file():
@@ -122,8 +122,8 @@ def check(cache: CacheOption = None) -> None:
 
     Example: zeroscrolls cache check
     """
-    from zeroscrolls.cache import default_cache_path, integrity_problems
-    from zeroscrolls.storage import damaged_cache
+    from zeroscrolls.store.cache import default_cache_path, integrity_problems
+    from zeroscrolls.store.failures import damaged_cache
 
     target = cache or default_cache_path()
     if not target.is_file():

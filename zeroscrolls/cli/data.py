@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 
 DATASETS = ("narrativexl",)
 """Data sets `data fetch` knows; the Hugging Face ones (`--data hub`) download by themselves when a run needs them."""

@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 
 from zeroscrolls.cli.options import DataOption, SuiteOption
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.data.sources import DataSource
 
 
 def export(
@@ -34,7 +34,11 @@ def export(
 
     Example: zeroscrolls export results/gpt-4_8192_test
     """
-    from zeroscrolls.submission import load_run_predictions, submission_tasks, write_submission  # pandas: when used
+    from zeroscrolls.results.submission import (  # pandas: when used
+        load_run_predictions,
+        submission_tasks,
+        write_submission,
+    )
     from zeroscrolls.suites.base import resolve_suite
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -59,7 +63,7 @@ def export(
 
 def _check_target(target: Path, file_name: str) -> None:
     """Export writes one CSV file: never over a folder, nor over a file other than a submission CSV."""
-    from zeroscrolls.submission import COLUMNS
+    from zeroscrolls.results.submission import COLUMNS
 
     if target.is_dir():
         raise UsageError(f"--output {target} is a folder; pass a file, e.g. --output {target / file_name}")
@@ -93,7 +97,7 @@ def verify(
 
     Example: zeroscrolls verify results/gpt-4_8192_test/zero_scrolls_predictions.csv --data hub
     """
-    from zeroscrolls.submission import (  # pandas: only when used
+    from zeroscrolls.results.submission import (  # pandas: only when used
         SUCCESS_LINE,
         InvalidSubmission,
         duplicate_ids,

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.cli.options import SuiteOption
-from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.core.task import DEFAULT_SUITE
 
 WideOption = Annotated[bool, typer.Option("--wide", help="Every column (needs a terminal of about 160 columns).")]
 
@@ -65,7 +65,9 @@ def models(wide: WideOption = False) -> None:
 
     Example: zeroscrolls models
     """
-    from zeroscrolls.models import REGISTRY  # prompt styles, yaml and pydantic: not for every command's start-up
+    from zeroscrolls.providers.models import (
+        REGISTRY,  # prompt styles, yaml and pydantic: not for every command's start-up
+    )
 
     dates = sorted({p.prices_date for p in REGISTRY.values() if p.prices_date})
     title = f"Model registry (USD per million input/output/cached input tokens, {', '.join(dates)})"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperGroup
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter

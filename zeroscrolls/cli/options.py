@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 
 MAX_CONCURRENCY = 1000
 """The most requests `--concurrency` may keep in flight: the API clients' connection pool holds 1,000, so more would
@@ -214,6 +214,8 @@ def check_options(parameters: Mapping[str, object]) -> None:
         )
     base_url = parameters.get("base_url")
     if isinstance(base_url, str):
-        from zeroscrolls.providers.api import normalized_endpoint  # the provider's own check, imported when needed
+        from zeroscrolls.providers.http.provider import (
+            normalized_endpoint,  # the provider's own check, imported when needed
+        )
 
         normalized_endpoint(base_url)

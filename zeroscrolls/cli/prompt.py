@@ -22,9 +22,9 @@ from zeroscrolls.cli.options import (
     SuiteOption,
     TokenizerOption,
 )
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import ExampleError, UsageError
-from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.data.sources import DataSource
 
 
 def prompt(
@@ -48,10 +48,10 @@ def prompt(
 
     Example: zeroscrolls prompt --task quality --id 20077_ZF5G55FD_1 --model gpt-4 --max-tokens 2048 --data sample
     """
-    from zeroscrolls.planning import fit_example, resolve_model  # providers and tokenizers: only when used
-    from zeroscrolls.sampling import selection
+    from zeroscrolls.data.sampling import selection
+    from zeroscrolls.run.planning import fit_example, resolve_model  # providers and tokenizers: only when used
     from zeroscrolls.suites.base import resolve_suite
-    from zeroscrolls.truncation import Truncator
+    from zeroscrolls.text.truncation import Truncator
 
     chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     info = chosen.get_task(task)

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from zeroscrolls.credentials import without_credentials
+from zeroscrolls.core.credentials import without_credentials
 
 PROGRAM = "zeroscrolls"
 

@@ -50,13 +50,13 @@ from zeroscrolls.cli.options import (
     TpmOption,
 )
 from zeroscrolls.cli.resume import resume_command
-from zeroscrolls.errors import StorageError
-from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.core.errors import StorageError
+from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
 if TYPE_CHECKING:
+    from zeroscrolls.engine.runner import RunResult
     from zeroscrolls.providers.base import Request
-    from zeroscrolls.runner import RunResult
-    from zeroscrolls.runtypes import Totals
+    from zeroscrolls.run.values import Totals
 
 
 def run(
@@ -119,11 +119,11 @@ def run(
 
     Example: zeroscrolls run --model naive --data sample
     """
-    from zeroscrolls.cache import open_cache  # the run's machinery: imported by the command that needs it
     from zeroscrolls.cli.batches import standard_price_note, submit_without_waiting, without_no_wait
-    from zeroscrolls.evaluation import plan_with_notes, run_config
-    from zeroscrolls.prompt_cache import expected_saving
-    from zeroscrolls.runner import estimate, estimate_table, execute
+    from zeroscrolls.engine.runner import estimate, estimate_table, execute
+    from zeroscrolls.evaluation.run import plan_with_notes, run_config
+    from zeroscrolls.run.prompt_cache import expected_saving
+    from zeroscrolls.store.cache import open_cache  # the run's machinery: imported by the command that needs it
 
     parameters = dict(locals())
     err = Console(stderr=True, highlight=False)
@@ -193,8 +193,8 @@ def run(
 
 def _print_result(result: RunResult, err: Console) -> None:
     """Per task with failures one warning line, the score table on stdout, then the totals."""
-    from zeroscrolls.runner import NOT_SENT
-    from zeroscrolls.scoring import breakdown_tables, results_table
+    from zeroscrolls.engine.runner import NOT_SENT
+    from zeroscrolls.results.scoring import breakdown_tables, results_table
 
     for task, items in result.results.items():
         failed = [r for r in items if r.error and r.error != NOT_SENT]

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 
 from zeroscrolls.cli.options import SplitOption
-from zeroscrolls.data import DataSource, run_data_source
-from zeroscrolls.errors import UsageError
-from zeroscrolls.suites.task import DEFAULT_SUITE
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.data.sources import DataSource, run_data_source
 
 
 def score(
@@ -58,9 +58,15 @@ def score(
 
     Example: zeroscrolls score results/my-run --json
     """
-    from zeroscrolls.formats import format_table  # metrics and templates: imported when scoring
-    from zeroscrolls.sampling import run_selection
-    from zeroscrolls.scoring import breakdown_tables, coverage_notes, load_predictions, results_table, score_benchmark
+    from zeroscrolls.data.sampling import run_selection
+    from zeroscrolls.results.formats import format_table  # metrics and templates: imported when scoring
+    from zeroscrolls.results.scoring import (
+        breakdown_tables,
+        coverage_notes,
+        load_predictions,
+        results_table,
+        score_benchmark,
+    )
     from zeroscrolls.suites.base import resolve_suite
 
     manifest = pred / "manifest.json"

@@ -52,9 +52,9 @@ from zeroscrolls.cli.options import (
     TpmOption,
 )
 from zeroscrolls.cli.resume import resume_command
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
-from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.data.sources import DataSource
 
 if TYPE_CHECKING:
     from zeroscrolls.sweep import SweepEstimate, SweepResult
@@ -127,9 +127,9 @@ def sweep(
 
     Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
     """
-    from zeroscrolls.cache import open_cache  # the sweep's machinery: only when it runs
     from zeroscrolls.cli.batches import standard_price_note, submit_without_waiting, without_no_wait
-    from zeroscrolls.evaluation_sweep import sweep_config
+    from zeroscrolls.evaluation.sweep import sweep_config
+    from zeroscrolls.store.cache import open_cache  # the sweep's machinery: only when it runs
     from zeroscrolls.sweep import estimate_sweep, run_sweep, sweep_plans
 
     parameters = dict(locals())
@@ -228,7 +228,7 @@ def _grid_table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
 
 
 def _print_sweep(result: SweepResult, err: Console) -> None:
-    from zeroscrolls.compare import SHORT_NAMES
+    from zeroscrolls.results.compare import SHORT_NAMES
     from zeroscrolls.sweep import point_overview, score_grid, score_notes
 
     out = Console()
@@ -276,10 +276,10 @@ def compare(
 
     Example: zeroscrolls compare results/naive_1024_validation results/naive_4096_validation --paper
     """
-    from zeroscrolls import compare as comparison  # pandas, numpy: only when comparing
-    from zeroscrolls.bootstrap import Bootstrap
-    from zeroscrolls.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
-    from zeroscrolls.report import markdown_table
+    from zeroscrolls.output.report import markdown_table
+    from zeroscrolls.results import compare as comparison  # pandas, numpy: only when comparing
+    from zeroscrolls.results.bootstrap import Bootstrap
+    from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
     from zeroscrolls.suites.base import resolve_suite
 
     if resamples < 1:

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from zeroscrolls.cli.options import PromptsOption
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 
 PAGE_NAME = "view.html"
 
@@ -30,7 +30,7 @@ def view(
 
     Example: zeroscrolls view results/gpt-4_8192_validation --output run.html
     """
-    from zeroscrolls.runfolder import write_text  # scoring, pandas, matplotlib: imported when a page is made
+    from zeroscrolls.output.runfolder import write_text  # scoring, pandas, matplotlib: imported when a page is made
     from zeroscrolls.view.collect import collect
     from zeroscrolls.view.page import render_page
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.metrics import accuracy, concordance_index, exp_similarity, f1, rouge
 from zeroscrolls.tasks import TASKS, Metric, get_task
 

@@ -11,23 +11,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from zeroscrolls.errors import UsageError
-    from zeroscrolls.models import ModelProfile
+    from zeroscrolls.core.errors import UsageError
     from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
-    from zeroscrolls.templates import PromptStyle
-    from zeroscrolls.tokenizers import BatchEncoder, TokenCounter, Tokenizer
+    from zeroscrolls.providers.models import ModelProfile
+    from zeroscrolls.text.templates import PromptStyle
+    from zeroscrolls.text.tokenizers import BatchEncoder, TokenCounter, Tokenizer
 
 _PUBLIC = {
     "Provider": "zeroscrolls.providers.base",
     "Request": "zeroscrolls.providers.base",
     "Generation": "zeroscrolls.providers.base",
     "FatalProviderError": "zeroscrolls.providers.base",
-    "ModelProfile": "zeroscrolls.models",
-    "PromptStyle": "zeroscrolls.templates",
-    "BatchEncoder": "zeroscrolls.tokenizers",
-    "TokenCounter": "zeroscrolls.tokenizers",
-    "Tokenizer": "zeroscrolls.tokenizers",
-    "UsageError": "zeroscrolls.errors",
+    "ModelProfile": "zeroscrolls.providers.models",
+    "PromptStyle": "zeroscrolls.text.templates",
+    "BatchEncoder": "zeroscrolls.text.tokenizers",
+    "TokenCounter": "zeroscrolls.text.tokenizers",
+    "Tokenizer": "zeroscrolls.text.tokenizers",
+    "UsageError": "zeroscrolls.core.errors",
 }
 
 __all__ = [

@@ -16,14 +16,14 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY, ModelProfile
-from zeroscrolls.plugins import find, installed, load_target
-from zeroscrolls.suites.task import DEFAULT_SUITE
-from zeroscrolls.tokenizers import TokenCounter, load_tokenizer
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.plugins import find, installed, load_target
+from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.providers.models import REGISTRY, ModelProfile
+from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
 
 if TYPE_CHECKING:
-    from zeroscrolls.data import DataSource, Example
+    from zeroscrolls.data.sources import DataSource, Example
     from zeroscrolls.suites.base import Suite
 
 ENTRY_POINT_GROUP = "zeroscrolls.providers"
@@ -33,10 +33,10 @@ provider's identity options, such as the API endpoint, joined the key)."""
 
 BUILTIN_PROVIDERS: dict[str, str] = {
     "naive": "zeroscrolls.providers.naive:NaiveProvider",
-    "openai": "zeroscrolls.providers.openai:OpenAIProvider",
-    "anthropic": "zeroscrolls.providers.anthropic:AnthropicProvider",
-    "hf": "zeroscrolls.providers.hf:HFProvider",
-    "vllm": "zeroscrolls.providers.vllm:VLLMProvider",
+    "openai": "zeroscrolls.providers.openai.provider:OpenAIProvider",
+    "anthropic": "zeroscrolls.providers.anthropic.provider:AnthropicProvider",
+    "hf": "zeroscrolls.providers.local.hf:HFProvider",
+    "vllm": "zeroscrolls.providers.local.vllm:VLLMProvider",
 }
 
 

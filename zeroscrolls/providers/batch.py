@@ -2,7 +2,7 @@
 
 `BatchProvider` wraps a provider that offers `batch_api()` and keeps its `generate` contract: the runner, the
 scheduler, the cache and the cost cap see an ordinary provider whose prices are halved. Its `generate` re-attaches
-to batches the store (`zeroscrolls.batchstore`) records as running, takes results already downloaded, submits only
+to batches the store (`zeroscrolls.store.batches`) records as running, takes results already downloaded, submits only
 the keys no live batch holds (split by the provider's caps, each batch recorded before it is created), then polls
 every `poll_seconds` and yields each result the moment its batch is downloaded. Failed items that a retry can fix
 (server errors, expired or cancelled requests, result lines that cannot be read) go into new batches of their own,
@@ -31,16 +31,16 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from zeroscrolls.batchstore import SUBMITTING, SUCCEEDED, BatchRecord, BatchStore
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY, ModelProfile
-from zeroscrolls.providers.api import APIProvider, Reply
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import FatalProviderError, Generation, PromptCache, Provider, Request
-from zeroscrolls.providers.retry import Action, Verdict
-from zeroscrolls.tokenizers import TokenCounter
+from zeroscrolls.providers.http.provider import APIProvider, Reply
+from zeroscrolls.providers.http.retry import Action, Verdict
+from zeroscrolls.providers.models import REGISTRY, ModelProfile
+from zeroscrolls.store.batches import SUBMITTING, SUCCEEDED, BatchRecord, BatchStore
+from zeroscrolls.text.tokenizers import TokenCounter
 
 if TYPE_CHECKING:
-    from zeroscrolls.data import DataSource, Example
+    from zeroscrolls.data.sources import DataSource, Example
     from zeroscrolls.suites.base import Suite
 
 T = TypeVar("T")

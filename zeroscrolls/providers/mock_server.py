@@ -26,10 +26,10 @@ from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from zeroscrolls.errors import UsageError
-from zeroscrolls.models import REGISTRY
-from zeroscrolls.templates import summaries_in
-from zeroscrolls.tokenizers import TiktokenTokenizer, tiktoken_encoding
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.models import REGISTRY
+from zeroscrolls.text.templates import summaries_in
+from zeroscrolls.text.tokenizers import TiktokenTokenizer, tiktoken_encoding
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

@@ -17,12 +17,12 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from zeroscrolls.models import ModelProfile
 from zeroscrolls.providers.base import Generation, Request, StreamingProvider
-from zeroscrolls.templates import summaries_in
+from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.text.templates import summaries_in
 
 if TYPE_CHECKING:
-    from zeroscrolls.data import DataSource, Example
+    from zeroscrolls.data.sources import DataSource, Example
     from zeroscrolls.suites.base import NaiveRule, Suite
 
 DEFAULT_SEED = 0

@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from zeroscrolls.breakdowns import Groupings
-from zeroscrolls.data import DATA_HINT, HUB_REPO, DataSource, Example, hub_revision
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.plugins import find, installed, load_target
+from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
+from zeroscrolls.data.sampling import Selection, sample_indices, select
+from zeroscrolls.data.sources import DATA_HINT, HUB_REPO, DataSource, Example, hub_revision
 from zeroscrolls.metrics import Aggregator, ExampleScorer
-from zeroscrolls.plugins import find, installed, load_target
-from zeroscrolls.sampling import Selection, sample_indices, select
+from zeroscrolls.suites.breakdowns import Groupings
 from zeroscrolls.suites.paper import PaperTable
-from zeroscrolls.suites.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
-from zeroscrolls.templates import Template, read_templates
+from zeroscrolls.text.templates import Template, read_templates
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable

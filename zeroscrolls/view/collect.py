@@ -22,19 +22,19 @@ from typing import Any
 import jsonlines
 import pandas as pd
 
-from zeroscrolls.bootstrap import Bootstrap
-from zeroscrolls.compare import find_runs
-from zeroscrolls.data import DataSource, Example, run_data_source
-from zeroscrolls.errors import UsageError
-from zeroscrolls.formats import example_value, refuses
-from zeroscrolls.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
-from zeroscrolls.runtypes import RunFolder
-from zeroscrolls.sampling import Selection, run_selection
-from zeroscrolls.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.data.sampling import Selection, run_selection
+from zeroscrolls.data.sources import DataSource, Example, run_data_source
+from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
+from zeroscrolls.results.bootstrap import Bootstrap
+from zeroscrolls.results.compare import find_runs
+from zeroscrolls.results.formats import example_value, refuses
+from zeroscrolls.results.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
+from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
-from zeroscrolls.suites.task import DEFAULT_SUITE
 from zeroscrolls.sweep import KEPT_PLOT, SCORE_PLOT
-from zeroscrolls.templates import PromptStyle, Template, build_prompt
+from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 
 SWEEP_CSV = "sweep.csv"
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zeroscrolls.breakdowns import Grouping, Groupings
-from zeroscrolls.data import Example
+from zeroscrolls.data.sources import Example
+from zeroscrolls.suites.breakdowns import Grouping, Groupings
 from zeroscrolls.suites.narrativexl.release import NUM_OPTIONS, QUESTION_TYPES
 
 READ_ALONG = "read_along"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from zeroscrolls.download import byte_progress, download
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.download import byte_progress, download
 from zeroscrolls.suites.narrativexl.release import DEFAULT_VARIANT
 
 RELEASE_PAGE = "https://osf.io/4nz6x"

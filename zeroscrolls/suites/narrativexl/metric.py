@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from zeroscrolls.data import Example
+from zeroscrolls.core.task import Metric
+from zeroscrolls.data.sources import Example
 from zeroscrolls.metrics import aggregate_metric, rouge
 from zeroscrolls.suites.narrativexl.tasks import TASKS
-from zeroscrolls.suites.task import Metric
 
 _OPTION = re.compile(r"(?<![\d.])[1-6](?!\d|\.\d)")
 """A digit 1-6 not inside a longer number: "12", "0.5" and "3.5" hold none, "2.5 stars, so 4" holds 4; "3)" and

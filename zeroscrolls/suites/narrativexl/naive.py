@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zeroscrolls.data import DataSource
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import NaiveRule
 
 

@@ -18,12 +18,12 @@ from functools import partial
 from importlib import resources
 from itertools import groupby
 
-from zeroscrolls.data import DataSource, Example
-from zeroscrolls.sampling import Selection
+from zeroscrolls.data.sampling import Selection
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.suites.base import RowReader, Suite
 from zeroscrolls.suites.narrativexl.release import Book, Question
 from zeroscrolls.suites.narrativexl.rows import book_so_far, load_selected, question_facts, scene_ends
-from zeroscrolls.templates import Template
+from zeroscrolls.text.templates import Template
 
 MODE = "paper"
 TASK = "read_along"

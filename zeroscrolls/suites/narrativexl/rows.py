@@ -25,9 +25,9 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from zeroscrolls.data import DataSource, Example
-from zeroscrolls.errors import UsageError
-from zeroscrolls.sampling import Selection, check_books, sample_indices
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sampling import Selection, check_books, sample_indices
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of
 from zeroscrolls.suites.narrativexl.release import (
     NUM_OPTIONS,
@@ -50,7 +50,7 @@ from zeroscrolls.suites.narrativexl.summaries import (
     table_files,
 )
 from zeroscrolls.suites.narrativexl.tasks import RECONSTRUCTION_TASKS
-from zeroscrolls.templates import Template
+from zeroscrolls.text.templates import Template
 
 log = logging.getLogger("zeroscrolls.suites.narrativexl")
 

@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.suites.narrativexl.release import Book, book_order, read_table, split_list
 
 SCENE_FOLDER = "TrueAndFalseSummaries"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from zeroscrolls.suites.task import Category, Metric, Task, task_table
+from zeroscrolls.core.task import Category, Metric, Task, task_table
 
 RECONSTRUCTION_TASKS = ("scene_reconstruction", "hierarchical_reconstruction")
 

@@ -14,8 +14,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 
 HUB_REPO = "tau/scrolls"
 BLOCK_SIZE = 16 * 2**20

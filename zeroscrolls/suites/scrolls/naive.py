@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from zeroscrolls.data import DataSource
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers import naive as zeroscrolls_naive
 from zeroscrolls.suites.scrolls.answers import official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zeroscrolls.data import DataSource, Example, count_ids, first_rows
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource, Example, count_ids, first_rows
 from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.tasks import get_task
-from zeroscrolls.templates import Template
+from zeroscrolls.text.templates import Template
 
 SPLITS = ("train", "validation", "test")
 OPTION_LETTERS = "ABCD"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from zeroscrolls.data import DataSource, Example
+from zeroscrolls.data.sources import DataSource, Example
 from zeroscrolls.suites.base import NaiveRule, Suite
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import choices, official_prediction
@@ -14,7 +14,7 @@ from zeroscrolls.suites.scrolls.paper import PAPER
 from zeroscrolls.suites.scrolls.rows import count_examples, iter_examples, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
-from zeroscrolls.templates import Template
+from zeroscrolls.text.templates import Template
 
 
 def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> Iterator[Example]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from zeroscrolls.suites.task import AnswerForm, Category, Metric, Task, lookup_task, task_table
+from zeroscrolls.core.task import AnswerForm, Category, Metric, Task, lookup_task, task_table
 
 TASKS: dict[str, Task] = task_table(
     [

@@ -11,10 +11,10 @@ from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
 
-from zeroscrolls.data import DataSource, Example, count_ids, derive_spans, first_rows
-from zeroscrolls.errors import UsageError
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource, Example, count_ids, derive_spans, first_rows
 from zeroscrolls.metrics import reference_problem
-from zeroscrolls.templates import Template, load_templates
+from zeroscrolls.text.templates import Template, load_templates
 
 INDEX_FIELDS = ("document_start_index", "document_end_index", "query_start_index", "query_end_index")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from zeroscrolls.suites.task import Category, Metric, Task, task_table
+from zeroscrolls.core.task import Category, Metric, Task, task_table
 
 TASKS: dict[str, Task] = task_table(
     [

@@ -1,0 +1,1 @@
+"""Where rows come from: data sources, the JSONL reader, sampling, and downloads."""

@@ -1,0 +1,314 @@
+"""Where rows come from (a local folder, the Hugging Face Hub, the bundled sample) and the `Example` they become.
+
+A data folder holds `<task>/<split>.jsonl` (the layout of the official zips, spec §2.4); a suite's row reader
+(`suites/<name>/rows.py`) turns its rows into `Example`s, whose document and query spans follow spec §2.2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import zipfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from zeroscrolls.core.connection import connect_failure, hub_unreachable
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.tasks import TASKS
+
+HUB_REPO = "tau/zero_scrolls"
+SPLITS = ("validation", "test")
+DATA_HINT = (
+    "pass a folder holding <task>/<split>.jsonl, 'sample' for the bundled sample, or 'hub' to download from the "
+    "Hugging Face Hub"
+)
+"""What `--data` may be, as a missing folder's message says it (a suite reading another layout says its own)."""
+
+Fact = str | int | tuple[int, ...] | None
+"""One value of `Example.facts`: a label, a count, offsets, or None where the data has no such value."""
+
+
+@dataclass(frozen=True)
+class Example:
+    """One benchmark example: the official `input` and where its document and query lie inside it."""
+
+    task: str
+    id: str
+    input: str
+    outputs: tuple[str, ...]
+    """Every reference, in file order (empty on the test split)."""
+    document_start: int
+    document_end: int
+    query_start: int
+    """Offset of the query header, or of the response header for tasks without a query (spec §2.2)."""
+    query_end: int
+    """Offset just past the query text; `input[query_end:]` is the response header block."""
+    truncation_separator: str | None = None
+    """The row's own `truncation_seperator` (sic), when the data has one."""
+    facts: Mapping[str, Fact] = dataclasses.field(default_factory=dict, hash=False)
+    """What the data knows about the example beyond its text, for analyses that group examples by it (NarrativeXL:
+    book, row, question type, retention demand, true scene, scene offsets); empty for suites without such facts."""
+
+    @property
+    def document(self) -> str:
+        return self.input[self.document_start : self.document_end]
+
+    @property
+    def query(self) -> str:
+        """The query text without its header ('' for tasks without a query)."""
+        block = self.input[self.query_start : self.query_end]
+        return block.split("\n", 1)[1] if "\n" in block else ""
+
+    def without_document(self) -> Example:
+        """This example with an empty document: what scoring needs (instruction, query, references) once its
+        prompt has been sent, without holding the document for the rest of the run."""
+        cut = self.document_end - self.document_start
+        return dataclasses.replace(
+            self,
+            input=self.input[: self.document_start] + self.input[self.document_end :],
+            document_end=self.document_start,
+            query_start=self.query_start - cut,
+            query_end=self.query_end - cut,
+        )
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where rows come from: `sample` (bundled), `hub` (tau/zero_scrolls zips) or a local folder."""
+
+    kind: str
+    path: Path | None = None
+    revision: str | None = None
+    _fetched: dict[tuple[str, ...], Path] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """Hub files this source has resolved: a run reads a task twice (counting, then planning) from one download,
+    with one request to the Hub."""
+
+    @classmethod
+    def parse(cls, spec: str, revision: str | None = None, hint: str = DATA_HINT) -> DataSource:
+        """The source `--data spec` names; a folder that is not there is a usage error ending in `hint` (the
+        suite's `Suite.data_hint`)."""
+        if spec == "sample":
+            return cls("sample")
+        if spec == "hub":
+            return cls("hub", revision=revision)
+        path = Path(spec).expanduser()
+        if not path.is_dir():
+            raise UsageError(f"--data {spec}: no such folder; {hint}")
+        return cls("dir", path=path)
+
+    def describe(self, hub_repo: str = HUB_REPO) -> str:
+        """The source as manifests and messages name it; `hub_repo` is the Hub dataset the suite reads."""
+        if self.kind == "dir":
+            return str(self.path)
+        if self.kind == "hub":
+            return f"hub:{hub_repo}@{self.revision or 'main'}"
+        return "sample"
+
+    def task_file(self, task: str, split: str) -> Path | None:
+        """The JSONL file of one task and split, or None when this source does not have it."""
+        if split not in SPLITS:
+            raise UsageError(f"unknown split {split!r}; use one of: {', '.join(SPLITS)}")
+        if self.kind == "sample":
+            root = Path(str(resources.files("zeroscrolls") / "data" / "sample"))
+        elif self.kind == "hub":
+            root = self.fetched((task,), lambda: fetch_hub_task(task, self.revision))
+        else:
+            assert self.path is not None
+            root = self.path
+        path = root / task / f"{split}.jsonl"
+        return path if path.is_file() else None
+
+    def fetched(self, name: tuple[str, ...], fetch: Callable[[], Path]) -> Path:
+        """The local copy of the Hub file `name`, fetched by `fetch` the first time this source is asked for it."""
+        if name not in self._fetched:
+            self._fetched[name] = fetch()
+        return self._fetched[name]
+
+    def available_tasks(self, split: str, tasks: Iterable[str] = TASKS) -> list[str]:
+        """Which of `tasks` (default: ZeroSCROLLS' ten) this source holds for `split`; the hub is assumed to
+        hold them all."""
+        if self.kind == "hub":
+            return list(tasks)
+        return [t for t in tasks if self.task_file(t, split) is not None]
+
+
+def run_data_source(run: Path, manifest: Mapping[str, Any]) -> DataSource:
+    """The data source the run in folder `run` used, from its manifest (hub runs at the revision they resolved
+    to), so its predictions are scored against the rows it was run on."""
+    described = manifest["data"]["source"]
+    if described == "sample":
+        return DataSource.parse("sample")
+    if described.startswith("hub:"):
+        revisions = [r for r in (manifest["data"].get("revision") or {}).values() if r]
+        return DataSource.parse("hub", revision=revisions[0] if revisions else None)
+    if not Path(described).is_dir():
+        raise UsageError(f"{run}: its data folder {described} is gone; pass --data DIR with the same rows")
+    return DataSource.parse(described)
+
+
+def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool = False) -> Path:
+    """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
+    and tokens apply) and unpack it once next to the cached file; returns the folder holding `<task>/`.
+    `local_only` resolves from the cache alone (no request).
+
+    A file not in the cache is fetched only after one connection to the Hub opens: huggingface_hub retries an
+    unreachable host for about half a minute, logging every attempt, before it gives up."""
+    from huggingface_hub import constants, hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    if not local_only and (why := hub_unreachable(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision)):
+        raise UsageError(_hub_failure(task, why))
+    try:
+        zip_path = Path(
+            hf_hub_download(
+                HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision, local_files_only=local_only
+            )
+        )
+    except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
+        if constants.HF_HUB_OFFLINE:
+            why = "HF_HUB_OFFLINE is set and the file is not in the local cache"
+        else:
+            why = f"{constants.ENDPOINT}: {connect_failure(exc) or 'cannot be reached'}"
+        raise UsageError(_hub_failure(task, why)) from None
+    except (HfHubHTTPError, OSError) as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else "no details"
+        raise UsageError(_hub_failure(task, f"{type(exc).__name__}: {first_line}")) from None
+    target = zip_path.parent / f".{task}.unpacked"
+    if not (target / task).is_dir():
+        tmp = target.with_name(target.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        with zipfile.ZipFile(zip_path) as zf:
+            zf.extractall(tmp)
+        if not (tmp / task).is_dir():
+            raise UsageError(f"{zip_path}: the zip has no folder {task}/ inside; is it a ZeroSCROLLS zip?")
+        shutil.rmtree(target, ignore_errors=True)
+        tmp.replace(target)
+    return target
+
+
+def _hub_failure(task: str, why: str) -> str:
+    return (
+        f"cannot download {task}.zip of {HUB_REPO} from the Hugging Face Hub ({why}); offline, use --data sample "
+        "(bundled rows) or --data DIR (a folder of the unpacked zips, <task>/<split>.jsonl)"
+    )
+
+
+def hub_revision(source: DataSource, task: str) -> str | None:
+    """The commit the Hub files were resolved to (the snapshot folder's name), for the run manifest; read from the
+    cache the run's data came from, so it costs no second request."""
+    if source.kind != "hub":
+        return None
+    return fetch_hub_task(task, source.revision, local_only=True).parent.name
+
+
+def derive_spans(text: str, context_header: str, query_header: str | None, response_header: str):
+    """The four offsets of spec §2.2, derived from the text when a row has no index fields."""
+    first_break = text.find("\n\n")
+    tail = f"\n\n{response_header}\n"
+    if first_break < 0 or not text.endswith(tail if query_header else f"{response_header}\n"):
+        return None
+    document_start = first_break + 2 + len(context_header) + 1
+    if query_header:
+        marker = text.rfind(f"\n\n{query_header}\n")
+        if marker < 0:
+            return None
+        query_start = marker + 2
+        query_end = len(text) - len(tail)
+    else:
+        query_start = query_end = len(text) - len(response_header) - 1
+    return document_start, query_start - 2, query_start, query_end
+
+
+ReferenceCheck = Callable[[str], str | None]
+"""A gold output -> why the metric cannot score against it, or None (`metrics.reference_problem` of one task)."""
+
+
+def read_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterator[tuple[str, dict]]:
+    """('file:line', row) for each row of a benchmark JSONL file (SCROLLS and ZeroSCROLLS share the layout): `id`
+    and `input` strings, `output` a string or null (test rows) that `check_output` accepts, else a `UsageError`
+    naming the file and line."""
+    for lineno, row in _read_jsonl(path):
+        where = f"{path}:{lineno}"
+        for field in ("id", "input"):
+            if not isinstance(row.get(field), str):
+                raise UsageError(f"{where}: field {field!r} is missing or not a string")
+        output = row.get("output")
+        if output is not None and not isinstance(output, str):
+            raise UsageError(f"{where}: field 'output' must be a string or null")
+        if output and check_output is not None and (problem := check_output(output)):
+            raise UsageError(
+                f"{where}: id {row['id']!r}: {problem}, so the task could not be scored; fix the row's 'output' "
+                "field or remove the row"
+            )
+        yield where, row
+
+
+def references_by_id(path: Path, check_output: ReferenceCheck | None = None) -> dict[str, list[str]]:
+    """Example id -> its references in file order, ids in order of first appearance: what grouping rows by id needs
+    before the first example can be handed on, read without holding any document (each checked by
+    `check_output`)."""
+    refs: dict[str, list[str]] = {}
+    for _, row in read_rows(path, check_output):
+        output = row.get("output")
+        refs.setdefault(row["id"], []).extend([output] if output else [])
+    return refs
+
+
+def first_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterator[tuple[str, dict, tuple[str, ...]]]:
+    """('file:line', row, its id's references) for each id's first row, in file order: the references are gathered
+    (and checked by `check_output`) first (`references_by_id`), so grouping rows by id holds one document at a
+    time."""
+    refs = references_by_id(path, check_output)
+    for where, row in read_rows(path):
+        outputs = refs.pop(row["id"], None)
+        if outputs is not None:  # None: a later row of an id already given
+            yield where, row, tuple(outputs)
+
+
+def count_ids(path: Path, check: Callable[[str, dict], object], check_output: ReferenceCheck | None = None) -> int:
+    """How many distinct ids a benchmark file holds, `check('file:line', row)` run on each id's first row (it
+    raises what building that example would) and `check_output` on every gold, in one pass holding no document."""
+    seen: set[str] = set()
+    for where, row in read_rows(path, check_output):
+        if row["id"] not in seen:
+            seen.add(row["id"])
+            check(where, row)
+    return len(seen)
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, row) for each non-blank line; bytes that are not UTF-8 or lines that are not JSON objects are
+    a `UsageError` naming the file and line, and so is a file without rows (a task of zero examples, which a run
+    would record as a task with no predictions)."""
+    rows = 0
+    try:
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise UsageError(
+                        f"{path}:{lineno}: not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}); "
+                        "the files are UTF-8: re-save this one as UTF-8 or fetch it again"
+                    ) from None
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise UsageError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                if not isinstance(row, dict):
+                    raise UsageError(f"{path}:{lineno}: expected a JSON object per line")
+                rows += 1
+                yield lineno, row
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    if not rows:
+        raise UsageError(
+            f"{path}: no rows (the file is empty); restore it (one JSON object per line) or remove the file to leave "
+            "its task out"
+        )

@@ -1,0 +1,1 @@
+"""Carrying out a plan: the scheduler and cost cap, collecting answers, the runner."""

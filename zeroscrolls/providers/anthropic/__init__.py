@@ -1,0 +1,1 @@
+"""Anthropic's messages API, synchronous and batch."""

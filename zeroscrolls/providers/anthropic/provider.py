@@ -1,0 +1,219 @@
+"""Anthropic through `anthropic.AsyncAnthropic` (Messages API), with the claude-tags prompt style (spec §3.3).
+
+The user message asks for the answer inside XML tags, an assistant prefill opens the tag ("Answer: <answer>"),
+and the closing tag is the stop sequence, so the text the model writes is the answer (the runner still cuts at
+the closing tag, the post-processing the official submission rules require). Truncation counts tokens with the
+count-tokens endpoint (`anthropic:<model>` tokenizer) through this provider's endpoint, key and retry policy; the
+counts are kept in the run's generation cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
+
+import anthropic
+from anthropic.types import Message
+
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
+from zeroscrolls.providers.base import PromptCache, Request
+from zeroscrolls.providers.http.pacing import ServerLimits, header_number
+from zeroscrolls.providers.http.provider import APIProvider, Reply, reading_reply
+from zeroscrolls.providers.http.retry import Action, Verdict, http_verdict
+from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.text.templates import PromptStyle
+from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TokenCounter
+
+_TOKEN_HEADERS = {
+    field: (f"anthropic-ratelimit-input-tokens-{field}", f"anthropic-ratelimit-tokens-{field}")
+    for field in ("limit", "remaining")
+}
+T = TypeVar("T")
+COUNT_CONCURRENCY = 8
+"""Examples counted at once while truncating (each count is one request to the count-tokens endpoint)."""
+OFFLINE_NOTE = (
+    "truncation for Anthropic models counts tokens with the count-tokens endpoint; only texts counted before (kept "
+    "in the generation cache) work without it"
+)
+
+
+def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
+    """`coroutine`'s result from synchronous code: on this thread, or on a helper thread when this one is already
+    running an event loop (planning from inside async code)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(1) as helper:
+        return helper.submit(asyncio.run, coroutine).result()
+
+
+def cached_document_blocks(content: str, document_end: int) -> list[dict[str, Any]]:
+    """The user turn as two text blocks split at the document's end, the first marked for Anthropic's prompt cache:
+    prompts that share the instruction and document (questions of one book) read it from the cache."""
+    head = {"type": "text", "text": content[:document_end], "cache_control": {"type": "ephemeral"}}
+    rest = content[document_end:]
+    return [head, {"type": "text", "text": rest}] if rest else [head]
+
+
+class AnthropicProvider(APIProvider):
+    """Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
+
+    name = "anthropic"
+    default_key_env = "ANTHROPIC_API_KEY"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._count_client: anthropic.Anthropic | None = None
+        self._count_lock = threading.Lock()
+
+    base_url_env = "ANTHROPIC_BASE_URL"
+    default_base_url = "https://api.anthropic.com"
+    withheld_finish_reasons = frozenset({"refusal"})
+
+    def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
+        """Any Claude model: claude-tags prompts, tokens counted by the count-tokens endpoint for that model."""
+        return ModelProfile(
+            model, self.name, max_tokens, f"anthropic:{model}", PromptStyle.CLAUDE_TAGS, single_sample=True
+        )
+
+    def decoding(self, profile: ModelProfile) -> dict[str, Any]:
+        # spec §3.3: the paper sent temperature=1 with top_k=1 (greedy in effect). The Messages API version the SDK
+        # speaks (anthropic-version 2026-10-21) takes no temperature, top_k or top_p (400 even at their defaults),
+        # so nothing is sent and the model samples as it does by default; protocol_notes says so.
+        return {}
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        return [
+            "decoding: the Anthropic Messages API (version 2026-10-21) accepts no temperature or top_k, so "
+            f"{profile.name} decodes with its defaults; the paper's Claude runs used top_k=1 (greedy)"
+        ]
+
+    def tokenizer(self, profile: ModelProfile) -> TokenCounter:
+        kind, _, model = profile.tokenizer.partition(":")
+        return self.token_counter(model) if kind == "anthropic" else super().tokenizer(profile)
+
+    def token_counter(self, model: str) -> AnthropicTokenCounter:
+        """A counter of `model`'s prompt tokens through this provider's count-tokens calls."""
+        concurrency = min(self.concurrency, COUNT_CONCURRENCY)
+        return AnthropicTokenCounter(model, partial(self.count_tokens, model), concurrency)
+
+    def count_tokens(self, model: str, text: str) -> int:
+        """Prompt tokens of `text` as one user message, from the count-tokens endpoint with this provider's base
+        URL, key and retry policy (a 429 waits and retries as a generation would). Safe to call from threads."""
+        key = self.environment_key()
+        if not key:
+            raise UsageError(
+                f"no {self.key_env} in the environment: set it (export {self.key_env}=...). {OFFLINE_NOTE}"
+            )
+        self._secret = key
+        with self._count_lock:
+            if self._count_client is None:
+                self._count_client = anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0)
+            client = self._count_client
+
+        async def attempt() -> int:
+            result = client.messages.count_tokens(model=model, messages=[{"role": "user", "content": text}])
+            return int(result.input_tokens)
+
+        try:
+            tokens, _ = run_to_end(self.retry.call(attempt, self._verdict, f"counting tokens for {model}"))
+        except Exception as exc:
+            verdict = self._verdict(exc)
+            if verdict is None:
+                raise
+            if verdict.status == 404:
+                raise UsageError(
+                    f"Anthropic's count-tokens endpoint does not know the model {model!r}. {OFFLINE_NOTE}"
+                ) from None
+            if verdict.action is Action.STOP:
+                raise UsageError(f"{self._fatal_message(verdict.status, verdict.message)}. {OFFLINE_NOTE}") from None
+            raise UsageError(f"Anthropic's count-tokens endpoint failed ({verdict.message}); {OFFLINE_NOTE}") from None
+        return tokens
+
+    def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
+        """Anthropic caches the prefix a request marks (`cache_control`), from the model's minimum length."""
+        if profile.cache_min_tokens is None:
+            return None
+        return PromptCache(profile.cache_min_tokens, marked=True)
+
+    def reserved_tokens(self, request: Request) -> int:
+        """Anthropic's token limit that binds a long-context run counts input tokens only."""
+        return self.prompt_tokens(request)
+
+    def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
+        timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+
+    def batch_api(self) -> AnthropicBatchAPI:
+        """Message Batches on this provider's server and key, for `--batch`."""
+        return AnthropicBatchAPI(self, self._make_client(self._api_key()))
+
+    def message_params(self, request: Request) -> dict[str, Any]:
+        """The Messages API parameters that send `request`: the synchronous call and a batch item share them."""
+        if request.messages is None:
+            raise ValueError("the anthropic provider sends messages; this request has a completion prompt")
+        messages: list[dict[str, Any]] = [{"role": role, "content": content} for role, content in request.messages]
+        if request.cache_document and request.document_span is not None:
+            messages[0]["content"] = cached_document_blocks(request.messages[0][1], request.document_span[1])
+        params: dict[str, Any] = {
+            "model": request.model,
+            "messages": messages,
+            "max_tokens": request.max_new_tokens,
+            **request.decoding,
+        }
+        if request.stop:
+            params["stop_sequences"] = list(request.stop)
+        return params
+
+    async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
+        raw = await client.messages.with_raw_response.create(**self.message_params(request))
+        with reading_reply(self.name):
+            return self.reply_from(await raw.parse(), raw.headers)
+
+    def reply_from(self, message: Message, headers: Mapping[str, str]) -> Reply:
+        """A `Reply` from a message (a synchronous answer or a succeeded item of a message batch)."""
+        content = message.content  # None when the answer's content was null or missing
+        text = "" if content is None else "".join(block.text for block in content if block.type == "text")
+        usage = message.usage
+        cached = usage.cache_read_input_tokens or 0
+        written = usage.cache_creation_input_tokens or 0
+        input_tokens = usage.input_tokens + cached + written  # Anthropic's input_tokens leaves both out
+        info = {"model": message.model, "id": message.id, "stop_sequence": message.stop_sequence}
+        return Reply(
+            text=text,
+            content_missing=content is None,
+            finish_reason=message.stop_reason,
+            input_tokens=input_tokens,
+            output_tokens=usage.output_tokens,
+            cached_input_tokens=cached,
+            cache_write_tokens=written,
+            headers=headers,
+            info=info,
+        )
+
+    def classify(self, exc: BaseException) -> Verdict | None:
+        if isinstance(exc, anthropic.APIStatusError):
+            kind = f" {exc.type}" if exc.type else ""
+            message = f"HTTP {exc.status_code}{kind}: {exc.api_message or exc.message}"
+            return http_verdict(exc.status_code, exc.response.headers, message)
+        if isinstance(exc, anthropic.APITimeoutError):
+            return self.timeout_verdict(exc)
+        if isinstance(exc, anthropic.APIConnectionError):  # dropped connections
+            return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
+        return None
+
+    def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
+        # Input tokens per minute is the limit `reserved_tokens` counts against; older answers carry only the
+        # combined "tokens" headers (the most restrictive of the input and output limits).
+        return ServerLimits(
+            requests_limit=header_number(headers, "anthropic-ratelimit-requests-limit"),
+            requests_remaining=header_number(headers, "anthropic-ratelimit-requests-remaining"),
+            tokens_limit=header_number(headers, *_TOKEN_HEADERS["limit"]),
+            tokens_remaining=header_number(headers, *_TOKEN_HEADERS["remaining"]),
+        )

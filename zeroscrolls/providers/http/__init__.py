@@ -1,0 +1,1 @@
+"""What every HTTP API provider shares: the provider base with retries, pacing and timeouts."""

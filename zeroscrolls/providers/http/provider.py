@@ -1,0 +1,489 @@
+"""What the HTTP API providers share: options, the key check, fan-out under a concurrency limit, rate pacing,
+the retry policy and turning each answer (or failure) into a `Generation`.
+
+A provider module adds only its SDK: how to build the client, send one request, read the rate-limit headers
+and classify the SDK's exceptions. API keys come from the environment only and are scrubbed from every message.
+An answer that cannot be read is a transient fault of its request; one with null content or stopped by a content
+filter is a failure of its example (never cached), while an empty text with a normal stop is a valid answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import time
+import urllib.parse
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+from zeroscrolls.core.connection import connect_failure
+from zeroscrolls.core.credentials import without_credentials
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.base import FatalProviderError, Generation, Request, StreamingProvider
+from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits
+from zeroscrolls.providers.http.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, Action, RetryPolicy, Verdict
+from zeroscrolls.providers.mock_server import STAND_IN_KEY, on_this_machine, start_hint
+from zeroscrolls.providers.models import REGISTRY, ModelProfile
+from zeroscrolls.text.truncation import CHAT_OVERHEAD
+
+log = logging.getLogger("zeroscrolls.providers")
+
+CHARS_PER_TOKEN = 4
+"""Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
+DEFAULT_REQUEST_TIMEOUT_S = 600.0
+"""Seconds one attempt may take (`--request-timeout`): room for a long-context prompt and its whole answer."""
+CONNECT_TIMEOUT_S = 10.0
+"""Seconds to open a connection (at most the request timeout): a server that does not answer is not thinking."""
+NOT_CACHED = "not cached, so a rerun sends it again"
+
+
+class MalformedReply(Exception):
+    """A 200 answer whose body cannot be read: not JSON, cut off, or without the parts every answer has."""
+
+
+class AttemptTimeout(Exception):
+    """An attempt whose whole answer had not arrived within `--request-timeout`: the SDKs' timeouts bound each read,
+    so a server trickling its answer a byte at a time would otherwise hold the attempt as long as it liked."""
+
+
+@contextmanager
+def reading_reply(api: str) -> Iterator[None]:
+    """Turns a failure to read an answer's body into `MalformedReply`, which is retried like a dropped connection
+    (the SDKs parse without validating, so a broken body surfaces as whatever error reading it first hits)."""
+    try:
+        yield
+    except (ValueError, TypeError, AttributeError, LookupError) as exc:
+        raise MalformedReply(f"malformed answer from the {api} API ({type(exc).__name__}: {exc})") from exc
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One successful API answer, in the terms every provider shares."""
+
+    text: str
+    finish_reason: str | None
+    input_tokens: int | None
+    output_tokens: int | None
+    headers: Mapping[str, str]
+    cached_input_tokens: int = 0
+    """Of the input, tokens read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of the input, tokens written to the provider's prompt cache (Anthropic)."""
+    info: Mapping[str, Any] = field(default_factory=dict)
+    """What the API said about the answer: model version, response id, system_fingerprint, ..."""
+    content_missing: bool = False
+    """The answer's content was null or missing (`text` is then ""): a failure, unlike an empty text."""
+
+    def billed_tokens(self) -> tuple[int, int, int, int]:
+        """(input, output, cached input, cache write) tokens, as `Provider.cost` takes them."""
+        return self.input_tokens or 0, self.output_tokens or 0, self.cached_input_tokens, self.cache_write_tokens
+
+    def cache_info(self) -> dict[str, int]:
+        """The prompt-cache counts a `Generation` keeps in its info (`Generation.cached_input_tokens`), when any."""
+        counts = {"cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens}
+        return {name: n for name, n in counts.items() if n}
+
+
+def number_option(options: Mapping[str, Any], name: str, minimum: float) -> float | None:
+    """Option `name` as a number of at least `minimum` (None when not given); a bad value is a `UsageError`."""
+    value = options.get(name)
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"--{name.replace('_', '-')} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise UsageError(f"--{name.replace('_', '-')} must be a finite number, got {value!r}")
+    if number < minimum:
+        raise UsageError(f"--{name.replace('_', '-')} must be at least {minimum:g}, got {value!r}")
+    return number
+
+
+def normalized_endpoint(url: str) -> str:
+    """`url` as cache keys hold it: scheme and host lower-cased, a default port, user info, query, fragment and
+    trailing slashes dropped, so spellings of one server agree and credentials never enter a key."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:  # an unclosed [IPv6] host, a port that is no number
+        parts = host = port = None
+    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
+        raise UsageError(
+            f"--base-url {without_credentials(url)!r} is not an http(s) URL; pass one like http://localhost:8000/v1"
+        )
+    scheme = parts.scheme.lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        netloc += f":{port}"
+    return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+class APIProvider(StreamingProvider):
+    """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm,
+    tpm, concurrency."""
+
+    default_key_env: ClassVar[str]
+    """The environment variable holding the API key unless `--api-key-env` names another."""
+    base_url_env: ClassVar[str]
+    """The environment variable the SDK reads the server from when `--base-url` is not given."""
+    default_base_url: ClassVar[str]
+    """The SDK's server when neither `--base-url` nor `base_url_env` names one."""
+    default_concurrency: ClassVar[int] = 32
+    accepted_options = frozenset(
+        {"base_url", "api_key_env", "max_retries", "request_timeout", "max_wait", "rpm", "tpm", "concurrency"}
+    )
+    withheld_finish_reasons: ClassVar[frozenset[str]] = frozenset()
+    """Finish reasons of an answer a content filter or refusal withheld: failures, never cached."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.base_url: str | None = options.get("base_url")
+        if self.base_url is not None:
+            normalized_endpoint(self.base_url)  # refused now, not retried: "" would mean the SDK's default server
+        self.key_env: str = options.get("api_key_env") or self.default_key_env
+        max_retries = number_option(options, "max_retries", 0)
+        max_wait = number_option(options, "max_wait", 0)
+        self.retry = RetryPolicy(
+            DEFAULT_MAX_RETRIES if max_retries is None else int(max_retries),
+            max_wait=DEFAULT_MAX_WAIT_S if max_wait is None else max_wait,
+        )
+        self.request_timeout = number_option(options, "request_timeout", 0.1) or DEFAULT_REQUEST_TIMEOUT_S
+        self.concurrency = int(number_option(options, "concurrency", 1) or self.default_concurrency)
+        self._rpm = number_option(options, "rpm", 1)
+        self._tpm = number_option(options, "tpm", 1)
+        self._profiles: dict[str, ModelProfile] = {}
+        self._client: Any = None
+        self._limiter: RateLimiter | None = None
+        self._secret: str | None = None
+        self._stopped: str | None = None
+        self._reached = False
+        """Some request of this run got an HTTP answer: the endpoint exists, so a refused connection is transient."""
+        self._pacing_said = False
+
+    # --- what each SDK adds ---------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _make_client(self, api_key: str) -> Any:
+        """The SDK's async client, with its own retries off (`max_retries=0`): retries happen here."""
+
+    @abstractmethod
+    async def _send(self, client: Any, request: Request) -> Reply:
+        """Send one request; raises the SDK's exceptions."""
+
+    @abstractmethod
+    def classify(self, exc: BaseException) -> Verdict | None:
+        """The verdict on an SDK exception; None for anything that is not an API failure."""
+
+    @abstractmethod
+    def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
+        """The rate-limit state an answer's headers report."""
+
+    # --- shared machinery -----------------------------------------------------------------------------------
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        profile = super().profile(model, max_tokens)
+        self._profiles[model] = profile
+        return profile
+
+    def _profile_for(self, model: str) -> ModelProfile | None:
+        known = self._profiles.get(model) or REGISTRY.get(model)
+        return known if known is not None and known.provider == self.name else None
+
+    def identity(self) -> dict[str, Any]:
+        """The server that answers, as the SDK resolves it (`--base-url`, its environment variable, its default)."""
+        url = self.base_url or os.environ.get(self.base_url_env) or self.default_base_url
+        return {"endpoint": normalized_endpoint(url)}
+
+    def _missing_key_message(self) -> str:
+        return f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun"
+
+    def check_ready(self) -> None:
+        if not self.environment_key():
+            raise UsageError(self._missing_key_message())
+
+    def environment_key(self) -> str | None:
+        """The API key in the environment (None: not set). A stand-in model (`ModelProfile.stand_in`) is answered by
+        `zeroscrolls serve-mock` on this machine, which takes no key: it gets a placeholder, so the user's key is
+        never sent there, and an endpoint elsewhere is refused with how to start that server."""
+        stand_in = next((p for p in self._profiles.values() if p.stand_in), None)
+        if stand_in is None:
+            return os.environ.get(self.key_env)
+        if not on_this_machine(urllib.parse.urlsplit(self.identity()["endpoint"]).hostname or ""):
+            raise UsageError(start_hint(stand_in.name, self.name))
+        return STAND_IN_KEY
+
+    def _api_key(self) -> str:
+        if self._stopped is not None:
+            raise FatalProviderError(self._stopped)
+        key = self.environment_key()
+        if not key:
+            raise FatalProviderError(self._missing_key_message())
+        self._secret = key
+        return key
+
+    def scrub(self, text: str) -> str:
+        """`text` with the API key, and the credentials of any URL in it, masked: messages from servers and the
+        SDKs may echo the key or the `--base-url` that carries one."""
+        return without_credentials(text.replace(self._secret, "***") if self._secret else text)
+
+    def _verdict(self, exc: BaseException) -> Verdict | None:
+        """`classify` (a malformed answer or an attempt cut off: retry), with the key masked in the message
+        (verdicts reach logs, records and the terminal) and a server's wait beyond `--max-wait` turned into a
+        failure; a server that cannot be connected to before any request got an answer stops the run instead of
+        being retried."""
+        if isinstance(exc, MalformedReply):
+            verdict: Verdict | None = Verdict(Action.RETRY, str(exc), status=200)
+        elif isinstance(exc, AttemptTimeout):
+            verdict = self.timeout_verdict(exc)
+        else:
+            verdict = self.classify(exc)
+        if verdict is None:
+            return None
+        reason = connect_failure(exc) if verdict.action is Action.RETRY and not self._reached else None
+        if reason is not None:
+            verdict = Verdict(Action.STOP, self._unreachable_message(reason))
+        return self.retry.capped(replace(verdict, message=self.scrub(verdict.message)))
+
+    def _shown_url(self) -> str:
+        """The server's URL as messages and log lines show it: as the client resolved it, credentials masked."""
+        url = self._client.base_url if self._client is not None else self.identity()["endpoint"]
+        return without_credentials(str(url))
+
+    def _unreachable_message(self, reason: str) -> str:
+        return (
+            f"cannot connect to the {self.name} API at {self._shown_url()} ({reason}); check the URL (--base-url or "
+            f"{self.base_url_env}) and the network, then rerun"
+        )
+
+    def timeout_verdict(self, exc: BaseException) -> Verdict:
+        """A request that got no answer within `--request-timeout`: transient, retried."""
+        return Verdict(Action.RETRY, f"no answer within --request-timeout {self.request_timeout:g} s ({exc})")
+
+    async def _send_in_time(self, request: Request) -> Reply:
+        """`_send`, cut off (`AttemptTimeout`) when its whole answer is not in within `--request-timeout`."""
+        try:
+            return await asyncio.wait_for(self._send(self._client, request), self.request_timeout)
+        except asyncio.TimeoutError as exc:
+            raise AttemptTimeout(f"the whole answer had not arrived after {self.request_timeout:g} s") from exc
+
+    @property
+    def connect_timeout(self) -> float:
+        return min(CONNECT_TIMEOUT_S, self.request_timeout)
+
+    def prompt_tokens(self, request: Request) -> int:
+        """Prompt tokens of `request` as the API counts them: truncation's count plus message framing, or an
+        estimate from the text's length when truncation did not count."""
+        if request.prompt_tokens is not None:
+            prompt = request.prompt_tokens
+        else:
+            text = request.prompt if request.prompt is not None else "".join(c for _, c in request.messages or ())
+            prompt = len(text) // CHARS_PER_TOKEN + 1
+        return prompt + (CHAT_OVERHEAD if request.messages is not None else 0)
+
+    def reserved_tokens(self, request: Request) -> int:
+        """What one send of `request` counts against the tokens-per-minute limit: its prompt plus everything it
+        may generate (OpenAI counts `max_tokens` when the request arrives)."""
+        return self.prompt_tokens(request) + self.completion_budget(request)
+
+    def at_own_api(self) -> bool:
+        """Whether requests go to the provider's own API rather than a self-hosted server or a proxy."""
+        own_host = urllib.parse.urlsplit(self.default_base_url).hostname
+        return urllib.parse.urlsplit(self.identity()["endpoint"]).hostname == own_host
+
+    def registry_limits_apply(self) -> bool:
+        """Whether the registry's usage-tier-1 rate limits pace this run until the server's headers speak: only
+        against the provider's own API; a self-hosted server or proxy that states no limits is not throttled."""
+        return self.at_own_api()
+
+    def _limiter_for(self, model: str) -> RateLimiter:
+        if self._limiter is None:
+            profile = self._profile_for(model) if self.registry_limits_apply() else None
+            self._limiter = RateLimiter(
+                self._rpm or (profile.rpm if profile else None),
+                self._tpm or (profile.tpm if profile else None),
+                fixed_rpm=self._rpm is not None,
+                fixed_tpm=self._tpm is not None,
+            )
+        return self._limiter
+
+    def _say_pacing(self, limiter: RateLimiter, limits: ServerLimits, model: str) -> None:
+        """Once per run, after the server's first answer: the pace in force and where it comes from."""
+        if self._pacing_said:
+            return
+        self._pacing_said = True
+        parts = []
+        for unit, pace, reported, given in (
+            ("TPM", limiter.tpm, limits.tokens_limit, self._tpm),
+            ("RPM", limiter.rpm, limits.requests_limit, self._rpm),
+        ):
+            if pace is None:
+                continue
+            if reported is not None and pace == reported:
+                source = "from server headers"
+            elif given is not None:
+                source = f"--{unit.lower()}"
+            else:
+                source = f"registry default for {model} (usage tier 1) until the server's headers say otherwise"
+            parts.append(f"{pace:,.0f} {unit}: {source}")
+        if parts:
+            log.warning("pacing at %s", "; ".join(parts))
+        else:
+            log.warning(
+                "no pacing: %s states no rate limits and no --rpm/--tpm was given; only its 429s slow the run",
+                self._shown_url(),
+            )
+
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+        """Send each request as it is taken from `requests`, with up to `concurrency` in flight, yielding each
+        `Generation` as it finishes.
+
+        A missing key or refused credentials raise `FatalProviderError`; after that nothing more is sent.
+        """
+        first = await anext(requests, None)
+        if first is None:
+            return
+        api_key = self._api_key()  # before any request: a missing key stops the run with nothing sent
+        if self._client is None:
+            self._client = self._make_client(api_key)
+        limiter = self._limiter_for(first.model)
+        taking = asyncio.Lock()  # one sender at a time takes the next request, in order
+        done: asyncio.Queue[Generation | Exception | None] = asyncio.Queue()
+
+        async def take() -> Request | None:
+            nonlocal first
+            async with taking:
+                request, first = first, None
+                return request if request is not None else await anext(requests, None)
+
+        async def worker() -> None:
+            try:
+                while self._stopped is None and (request := await take()) is not None:
+                    await done.put(await self._generate_one(request, limiter))
+            except Exception as exc:  # handed to the consumer, which raises it
+                await done.put(exc)
+            await done.put(None)
+
+        workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
+        try:
+            running = len(workers)
+            while running:
+                item = await done.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, Exception):
+                    raise item
+                else:
+                    yield item
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def _generate_one(self, request: Request, limiter: RateLimiter) -> Generation:
+        started = time.monotonic()
+        latency = 0.0
+
+        async def attempt() -> Reply:
+            nonlocal latency
+            if self._stopped is not None:
+                raise FatalProviderError(self._stopped)
+            async with limiter.reserve(self.reserved_tokens(request)) as reservation:
+                sent = time.monotonic()
+                try:
+                    reply = await self._send_in_time(request)
+                except Exception as exc:
+                    response = getattr(exc, "response", None)
+                    if response is not None:
+                        self._reached = True
+                        reservation.observe(self.server_limits(response.headers))
+                    verdict = self._verdict(exc)
+                    if verdict is not None and verdict.action is Action.RETRY and verdict.status == 429:
+                        if verdict.wait is not None:
+                            limiter.pause(verdict.wait)  # every sender waits, not just this one
+                    raise
+                latency = time.monotonic() - sent
+                self._reached = True
+                limits = self.server_limits(reply.headers)
+                reservation.observe(limits)
+                self._say_pacing(limiter, limits, request.model)
+                return reply
+
+        try:
+            reply, retries = await self.retry.call(attempt, self._verdict, f"{request.task}/{request.example_id}")
+        except Exception as exc:
+            verdict = self._verdict(exc)
+            if verdict is None:
+                raise
+            return self._failure(request, verdict, time.monotonic() - started)
+        profile = self._profile_for(request.model)
+        cost = None
+        if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
+            cost = self.cost(profile, *reply.billed_tokens())
+        waited = round(time.monotonic() - started - latency, 3)
+        info = dict(reply.info) | {"retries": retries, "waited_s": waited} | reply.cache_info()
+        problem = self._withheld(reply)
+        return Generation(
+            request_key=request.key(),
+            text=reply.text if problem is None else "",
+            finish_reason=reply.finish_reason,
+            input_tokens=reply.input_tokens,
+            output_tokens=reply.output_tokens,
+            latency_s=round(latency, 3),
+            cost_usd=cost,
+            error=problem,
+            info=info,
+        )
+
+    def _withheld(self, reply: Reply) -> str | None:
+        """Why a 200 answer holds no answer to score (a filter or refusal stop, null content), or None."""
+        refusal = f"; the model refused: {reply.info['refusal']}" if reply.info.get("refusal") else ""
+        if reply.finish_reason in self.withheld_finish_reasons:
+            return self.scrub(
+                f"the answer was withheld by a content filter or refusal (finish reason {reply.finish_reason!r})"
+                f"{refusal}; {NOT_CACHED}"
+            )
+        if reply.content_missing:
+            return self.scrub(
+                f"the answer has no content (null or missing; finish reason {reply.finish_reason!r}){refusal}; "
+                f"{NOT_CACHED}"
+            )
+        return None
+
+    def _failure(self, request: Request, verdict: Verdict, elapsed: float) -> Generation:
+        message = verdict.message
+        if verdict.action is Action.STOP:
+            self._stopped = self._fatal_message(verdict.status, message)
+            raise FatalProviderError(self._stopped)
+        retries = self.retry.max_retries if verdict.action is Action.RETRY else 0
+        if retries:
+            message = f"gave up after {retries} retries: {message}"
+        return Generation(
+            request_key=request.key(),
+            error=message,
+            latency_s=round(elapsed, 3),
+            info={"retries": retries, "status": verdict.status},
+        )
+
+    def _fatal_message(self, status: int | None, message: str) -> str:
+        """The line that stops the run; a verdict without a status (no server answered) says it all already."""
+        if status is None:
+            return message
+        if status in (401, 403):
+            return (
+                f"the {self.name} API refused the key in {self.key_env} ({status}: {message}); "
+                f"set {self.key_env} to a valid key and rerun"
+            )
+        return f"the {self.name} API cannot serve this run ({message})"
+
+    async def aclose(self) -> None:
+        """Close the client; the pacing state goes too, since its locks belong to the event loop that ends."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        self._limiter = None

@@ -1,0 +1,1 @@
+"""Models run on this machine: transformers (hf) and vLLM."""

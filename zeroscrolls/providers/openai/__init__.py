@@ -1,0 +1,1 @@
+"""OpenAI's chat completions API, synchronous and batch."""

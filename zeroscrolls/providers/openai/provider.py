@@ -1,0 +1,267 @@
+"""OpenAI, and any OpenAI-compatible server (vLLM serve, TGI, Together, OpenRouter, ...), through `openai.AsyncOpenAI`.
+
+Chat models go through Chat Completions with one user message (spec §3.2), completion models through Completions
+with the dataset's input (spec §3.1); both with temperature 0 and `max_tokens` = the task's budget (spec §3.5).
+Reasoning models (o-series, GPT-5) take `max_completion_tokens` = budget + `--reasoning-budget` and no
+temperature, which is not the official protocol and is marked so. The server comes from `--base-url` or
+OPENAI_BASE_URL, the key from OPENAI_API_KEY or the variable `--api-key-env` names.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import openai
+import tiktoken
+from openai.types import Completion
+from openai.types.chat import ChatCompletion
+
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.base import PromptCache, Request
+from zeroscrolls.providers.http.pacing import ServerLimits, header_number
+from zeroscrolls.providers.http.provider import APIProvider, Reply, number_option, reading_reply
+from zeroscrolls.providers.http.retry import Action, Verdict, http_verdict
+from zeroscrolls.providers.models import DEFAULT_REASONING_BUDGET, REGISTRY, ModelProfile
+from zeroscrolls.providers.openai.batch import OpenAIBatchAPI
+from zeroscrolls.text.templates import PromptStyle
+
+log = logging.getLogger("zeroscrolls.providers")
+
+CHAT_PATH = "/v1/chat/completions"
+COMPLETIONS_PATH = "/v1/completions"
+CACHE_STEP_TOKENS = 128
+"""OpenAI's prompt cache holds prefixes in steps of this many tokens past its minimum."""
+SERVED_FIELDS = ("root", "parent", "max_model_len")
+"""What vLLM's model listing (GET /v1/models) says of the checkpoint behind a served name: the path or Hub id it
+loaded (`root`), a LoRA adapter's base model (`parent`) and the context length it serves. Not `created`: vLLM (as
+SGLang and lmdeploy) stamps each listing with the time it is made, which would change every key at every run."""
+
+
+def tokenizer_spec(value: str) -> str:
+    """A `--tokenizer` value as a tokenizer spec: a tiktoken encoding name, else a Hugging Face tokenizer."""
+    kind, sep, _ = value.partition(":")
+    if (sep and kind in ("tiktoken", "hf", "anthropic")) or value == "whitespace":
+        return value
+    if value in tiktoken.list_encoding_names():
+        return f"tiktoken:{value}"
+    return f"hf:{value}"
+
+
+def tiktoken_encoding_of(model: str) -> str | None:
+    """The encoding tiktoken knows for an OpenAI model name (gpt-4-turbo: cl100k_base), or None."""
+    try:
+        return tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        return None
+
+
+class OpenAIProvider(APIProvider):
+    """Options: base_url, api_key_env, tokenizer (models the registry does not know), reasoning_budget,
+    max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
+
+    name = "openai"
+    default_key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    default_base_url = "https://api.openai.com/v1"
+    accepted_options = APIProvider.accepted_options | {"tokenizer", "reasoning_budget"}
+    withheld_finish_reasons = frozenset({"content_filter"})
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.tokenizer_option: str | None = options.get("tokenizer")
+        budget = number_option(options, "reasoning_budget", 0)
+        self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else int(budget)
+        self._served: dict[str, dict[str, Any]] | None = None
+        """Model -> what the server's listing reports of its checkpoint (`SERVED_FIELDS`); None: not asked."""
+
+    def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
+        """A reasoning model's profile carries this provider's reasoning budget, which truncation keeps room for
+        at the window."""
+        profile = super().profile(model, max_tokens)
+        return replace(profile, reasoning_budget=self.reasoning_budget) if profile.reasoning else profile
+
+    def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
+        """Any model an OpenAI-compatible server serves: its tokenizer from `--tokenizer`, from the registry entry
+        of another provider (e.g. a vLLM model behind `vllm serve`), or tiktoken's encoding of an OpenAI model
+        name (gpt-4-turbo); chat style unless that registry entry says completion."""
+        known = REGISTRY.get(model)
+        if self.tokenizer_option:
+            spec = tokenizer_spec(self.tokenizer_option)
+        elif known is not None:
+            spec = known.tokenizer
+        elif (encoding := tiktoken_encoding_of(model)) is not None:
+            spec = f"tiktoken:{encoding}"
+        else:
+            raise UsageError(
+                f"the openai provider cannot know the tokenizer of {model!r}, which truncation needs: pass "
+                "--tokenizer (a tiktoken encoding such as cl100k_base or o200k_base, or a Hugging Face tokenizer "
+                "folder or Hub id, e.g. --tokenizer meta-llama/Llama-3.1-8B-Instruct)"
+            )
+        style = PromptStyle.COMPLETION if known and known.prompt_style is PromptStyle.COMPLETION else PromptStyle.CHAT
+        log.warning("%s: not in the registry; truncating with tokenizer %s, %s prompt style", model, spec, style.value)
+        return ModelProfile(
+            model, self.name, max_tokens, spec, style, context_window=known.context_window if known else None
+        )
+
+    def identity(self) -> dict[str, Any]:
+        """The endpoint and, from a server other than OpenAI's, what its model listing reported of each model's
+        checkpoint when the run started (`check_ready`): another checkpoint served under the same name by the same
+        server is not answered from the cache. OpenAI's own API is not asked, so its keys stay as they were."""
+        identity = super().identity()
+        if self._served:
+            identity["served"] = self._served
+        return identity
+
+    def check_ready(self) -> None:
+        """A key is set; a server other than OpenAI's is asked once, before anything is planned, what it serves
+        under each model name (`identity`)."""
+        super().check_ready()
+        if self._served is None and not self.at_own_api():
+            self._served = self._served_checkpoints()
+
+    def _served_checkpoints(self) -> dict[str, dict[str, Any]]:
+        """`SERVED_FIELDS` of the listing's entries of this provider's models; {} for a server that lists none."""
+        timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
+        client = openai.OpenAI(api_key=self._api_key(), base_url=self.base_url, max_retries=0, timeout=timeout)
+        try:
+            cards = {card.id: card.to_dict() for card in client.models.list()}
+        except openai.APIError as exc:
+            log.warning(
+                "%s did not list its models (%s): its answers are cached by endpoint and model name alone, so "
+                "another checkpoint served later under the same name would be answered from the cache",
+                self.identity()["endpoint"],
+                self.scrub(str(exc)),
+            )
+            return {}
+        finally:
+            client.close()
+        served = {}
+        for model in self._profiles:
+            card = cards.get(model, {})
+            reported = {name: card[name] for name in SERVED_FIELDS if card.get(name) is not None}
+            if reported:
+                served[model] = reported
+        return served
+
+    def decoding(self, profile: ModelProfile) -> dict[str, Any]:
+        if profile.reasoning:
+            return {"reasoning_budget": self.reasoning_budget}
+        return {"temperature": 0}  # spec §3.5
+
+    def protocol_notes(self, profile: ModelProfile) -> list[str]:
+        if not profile.reasoning:
+            return []
+        return [
+            f"non-official protocol: {profile.name} is a reasoning model, sent with max_completion_tokens = task "
+            f"budget + {self.reasoning_budget} reasoning tokens and no temperature (the official protocol: "
+            "temperature 0, max_tokens = task budget)"
+        ]
+
+    def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
+        """OpenAI caches every prompt's prefix by itself, from `cache_min_tokens` (1,024) in steps of 128 tokens."""
+        if profile.cache_min_tokens is None:
+            return None
+        return PromptCache(profile.cache_min_tokens, step_tokens=CACHE_STEP_TOKENS)
+
+    def completion_budget(self, request: Request) -> int:
+        return request.max_new_tokens + int(request.decoding.get("reasoning_budget", 0))
+
+    def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
+        timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
+        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+
+    def batch_api(self) -> OpenAIBatchAPI:
+        """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
+        return OpenAIBatchAPI(self, self._make_client(self._api_key()))
+
+    def _wire_params(self, request: Request) -> dict[str, Any]:
+        """Decoding and length parameters as the API takes them."""
+        params = {k: v for k, v in request.decoding.items() if k != "reasoning_budget"}
+        if "reasoning_budget" in request.decoding:
+            params["max_completion_tokens"] = self.completion_budget(request)
+        else:
+            params["max_tokens"] = request.max_new_tokens
+        if request.stop:
+            params["stop"] = list(request.stop)
+        return params
+
+    def request_body(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """The API path and JSON body that send `request`: the synchronous call and a batch line share them."""
+        body: dict[str, Any] = {"model": request.model}
+        if request.messages is not None:
+            body["messages"] = [{"role": role, "content": content} for role, content in request.messages]
+            return CHAT_PATH, body | self._wire_params(request)
+        return COMPLETIONS_PATH, body | {"prompt": request.prompt} | self._wire_params(request)
+
+    async def _send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
+        path, body = self.request_body(request)
+        if path == CHAT_PATH:
+            raw = await client.chat.completions.with_raw_response.create(**body)
+        else:
+            raw = await client.completions.with_raw_response.create(**body)
+        with reading_reply(self.name):
+            return self.reply_from(raw.parse(), raw.headers)
+
+    def reply_from(self, completion: ChatCompletion | Completion, headers: Mapping[str, str]) -> Reply:
+        """A `Reply` from a chat or text completion (a synchronous answer or one line of a batch's output)."""
+        info: dict[str, Any] = {}
+        if isinstance(completion, ChatCompletion):
+            choice = completion.choices[0]
+            content = choice.message.content
+            if choice.message.refusal:
+                info["refusal"] = choice.message.refusal
+        else:
+            choice = completion.choices[0]
+            content = choice.text
+        usage = completion.usage
+        cached = 0
+        if usage is not None:
+            details = usage.prompt_tokens_details
+            cached = (details.cached_tokens or 0) if details is not None else 0
+            reasoning = usage.completion_tokens_details
+            if reasoning is not None and reasoning.reasoning_tokens:
+                info["reasoning_tokens"] = reasoning.reasoning_tokens
+        info |= {"model": completion.model, "id": completion.id, "system_fingerprint": completion.system_fingerprint}
+        return Reply(
+            text=content or "",
+            content_missing=content is None,
+            finish_reason=choice.finish_reason,
+            input_tokens=usage.prompt_tokens if usage is not None else None,
+            output_tokens=usage.completion_tokens if usage is not None else None,
+            cached_input_tokens=cached,
+            headers=headers,
+            info=info,
+        )
+
+    def classify(self, exc: BaseException) -> Verdict | None:
+        if isinstance(exc, openai.APIStatusError):
+            body = exc.body if isinstance(exc.body, Mapping) else {}
+            detail = body.get("message") or exc.message
+            kind = exc.code or body.get("type")
+            message = f"HTTP {exc.status_code}" + (f" {kind}" if kind else "") + f": {detail}"
+            if exc.code == "insufficient_quota":  # a 429 that waiting cannot fix
+                return Verdict(Action.STOP, message, status=exc.status_code)
+            return http_verdict(exc.status_code, exc.response.headers, message)
+        if isinstance(exc, openai.APITimeoutError):
+            return self.timeout_verdict(exc)
+        if isinstance(exc, openai.APIConnectionError):  # dropped connections
+            return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
+        return None
+
+    def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
+        return ServerLimits(
+            requests_limit=header_number(headers, "x-ratelimit-limit-requests"),
+            requests_remaining=header_number(headers, "x-ratelimit-remaining-requests"),
+            tokens_limit=header_number(headers, "x-ratelimit-limit-tokens"),
+            tokens_remaining=header_number(headers, "x-ratelimit-remaining-tokens"),
+        )
+
+    def _missing_key_message(self) -> str:
+        return (
+            f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun; for an "
+            "OpenAI-compatible server with its own key variable pass --api-key-env NAME (a server without keys "
+            f"accepts any value, e.g. {self.key_env}=EMPTY)"
+        )

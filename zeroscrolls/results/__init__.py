@@ -1,0 +1,1 @@
+"""Scores and what is read from them: scoring, format analysis, intervals, comparisons, submissions."""

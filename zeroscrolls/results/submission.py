@@ -1,0 +1,231 @@
+"""Leaderboard submission files (spec §6): export a run's predictions as the official CSV, and verify a CSV the way
+the official verifier does.
+
+The CSV is `Task,ID,Prediction`, tasks in `SUBMISSION_ORDER`, ids in each predictions file's key order, written by
+pandas `to_csv(index=False)` and read back with the official parsing rules (strings only, no NA parsing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonlines
+import pandas as pd
+
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.results.scoring import load_predictions
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
+from zeroscrolls.tasks import SUBMISSION_ORDER
+
+COLUMNS = ["Task", "ID", "Prediction"]
+NA_MARKER = "!@#$%^&*()"
+"""spec §6: the only string the official reader parses as NA (one no real prediction is)."""
+SUCCESS_LINE = "The verification was successful."
+
+
+class InvalidSubmission(Exception):
+    """The CSV fails the leaderboard's checks (exit code 1, unlike a usage error)."""
+
+
+def read_submission_csv(path: Path) -> pd.DataFrame:
+    """The official reader: every cell a string, empty cells stay empty strings (spec §6)."""
+    return pd.read_csv(path, dtype=object, keep_default_na=False, na_values=[NA_MARKER])
+
+
+def submission_frame(
+    predictions: Mapping[str, Mapping[str, str]], tasks: Sequence[str] = SUBMISSION_ORDER
+) -> pd.DataFrame:
+    """One row per (task, id): tasks in the official submission order, ids in each mapping's own order."""
+    rows = [(task, ex_id, text) for task in tasks for ex_id, text in predictions.get(task, {}).items()]
+    return pd.DataFrame(rows, columns=COLUMNS, dtype=object)
+
+
+def write_submission(
+    predictions: Mapping[str, Mapping[str, str]], output: Path, tasks: Sequence[str] = SUBMISSION_ORDER
+) -> int:
+    """Write the leaderboard CSV atomically after checking it reads back unchanged; returns the number of rows.
+    `tasks` is the benchmark's task order (ZeroSCROLLS' by default)."""
+    frame = submission_frame(predictions, tasks)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        frame.to_csv(tmp, index=False)
+        recovered = read_submission_csv(tmp)
+        if recovered.columns.tolist() != COLUMNS or not recovered.equals(frame):
+            raise UsageError(_round_trip_problem(frame, recovered))
+        tmp.replace(output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return len(frame)
+
+
+def _round_trip_problem(frame: pd.DataFrame, recovered: pd.DataFrame) -> str:
+    """Which row does not read back as written (the official reader treats only NA_MARKER specially)."""
+    if len(recovered) == len(frame):
+        for (task, ex_id, text), back in zip(
+            frame.itertuples(index=False), recovered.itertuples(index=False), strict=True
+        ):
+            if (task, ex_id, text) != tuple(back):
+                return f"{task}/{ex_id}: the prediction {text!r} does not survive the official CSV reader; edit it"
+    return f"the CSV has {len(recovered)} rows when read back instead of {len(frame)}"
+
+
+@dataclass(frozen=True)
+class RunPredictions:
+    """A run's predictions per task, and what it lacks for a full submission."""
+
+    predictions: dict[str, dict[str, str]]
+    missing_tasks: tuple[str, ...]
+    missing_ids: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per task, ids the run planned (its records) but has no prediction for (failed examples)."""
+    split: str | None = None
+
+    def gaps(self) -> list[str]:
+        """Human lines naming each missing task and each task's missing ids."""
+        lines = []
+        if self.missing_tasks:
+            lines.append(f"no predictions for {len(self.missing_tasks)} task(s): {', '.join(self.missing_tasks)}")
+        for task, ids in self.missing_ids.items():
+            shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+            lines.append(f"{task}: {len(ids)} id(s) without a prediction: {shown}")
+        return lines
+
+
+def load_run_predictions(run: Path, suite: Suite = ZEROSCROLLS) -> RunPredictions:
+    """A run's predictions (key order kept), checked against the ids its `records/<task>.jsonl` planned and
+    against the suite's submission tasks."""
+    predictions = load_predictions(run, suite)
+    missing_ids: dict[str, tuple[str, ...]] = {}
+    for task, preds in predictions.items():
+        lacking = tuple(i for i in _planned_ids(run / "records" / f"{task}.jsonl") if i not in preds)
+        if lacking:
+            missing_ids[task] = lacking
+    missing_tasks = tuple(t for t in submission_tasks(suite) if t not in predictions)
+    manifest = run / "manifest.json"
+    split = json.loads(manifest.read_text(encoding="utf-8"))["data"]["split"] if manifest.is_file() else None
+    return RunPredictions(predictions, missing_tasks, missing_ids, split)
+
+
+def _planned_ids(records: Path) -> list[str]:
+    """Ids of every example the run planned, failed ones included (none when there are no records)."""
+    if not records.is_file():
+        return []
+    with jsonlines.open(records) as reader:
+        return [str(row["id"]) for row in reader]
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """The official per-task verdict: errors and their details (missing / redundant ids)."""
+
+    task: str
+    errors: tuple[str, ...]
+    details: dict[str, list]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def check_task(id_to_pred: Mapping, test_ids: Sequence[str], task: str) -> TaskCheck:
+    """The official `verify`: string keys and values, then missing and redundant ids against the test ids.
+
+    As in the official script, a details list is dropped when empty once the id check ran; ids are listed in
+    dataset order (missing) and file order (redundant) rather than the official set order, so files are stable.
+    """
+    errors: list[str] = []
+    details: dict[str, list] = {"missing_keys": [], "redundant_keys": []}
+    if not all(isinstance(k, str) for k in id_to_pred):
+        errors.append("All keys of the predictions dictionary must be strings")
+    if not all(isinstance(v, str) for v in id_to_pred.values()):
+        errors.append("All values of the predictions dictionary must be strings")
+    if not errors:
+        expected = set(test_ids)
+        missing = [i for i in dict.fromkeys(test_ids) if i not in id_to_pred]
+        redundant = [k for k in id_to_pred if k not in expected]
+        for key, found, message in (
+            ("missing_keys", missing, "There are missing example IDs."),
+            ("redundant_keys", redundant, "There are redundant example IDs."),
+        ):
+            if found:
+                details[key] = found
+                errors.append(message)
+            else:
+                del details[key]
+    return TaskCheck(task, tuple(errors), details)
+
+
+def load_submission(path: Path, expected_tasks: Sequence[str] = SUBMISSION_ORDER) -> pd.DataFrame:
+    """Read a submission CSV and run the file-level checks (columns, task set); raises InvalidSubmission."""
+    try:
+        frame = read_submission_csv(path)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise InvalidSubmission(f"Failed to read the csv with pandas: {exc}") from None
+    if set(frame.columns) != set(COLUMNS):
+        raise InvalidSubmission(
+            f"csv file has invalid format. Expected columns {sorted(COLUMNS)} and got {list(frame.columns)} instead"
+        )
+    tasks = set(frame.Task.unique())
+    if tasks != set(expected_tasks):
+        missing = [t for t in expected_tasks if t not in tasks]
+        unknown = sorted(map(str, tasks - set(expected_tasks)))
+        raise InvalidSubmission(
+            "csv file does not contain predictions for the expected tasks. "
+            f"Expected tasks {sorted(expected_tasks)} and got {sorted(map(str, tasks))} instead "
+            f"(missing: {', '.join(missing) or 'none'}; unknown: {', '.join(unknown) or 'none'})"
+        )
+    return frame
+
+
+def load_test_ids(source: DataSource, suite: Suite = ZEROSCROLLS) -> dict[str, list[str]]:
+    """Each task's test ids, one per example: the verifier always checks against the test split (spec §6)."""
+    return {task: [ex.id for ex in suite.load_examples(task, "test", source)] for task in submission_tasks(suite)}
+
+
+def submission_tasks(suite: Suite) -> tuple[str, ...]:
+    """The task order of the suite's leaderboard CSV; a usage error for a suite without a submission format."""
+    if suite.submission_order is None:
+        raise UsageError(f"the {suite.title} suite has no leaderboard submission format to export or verify")
+    return suite.submission_order
+
+
+def verify_submission(
+    frame: pd.DataFrame, test_ids: Mapping[str, Sequence[str]], tasks: Sequence[str] = SUBMISSION_ORDER
+) -> list[TaskCheck]:
+    """Check each task's rows against its test ids, in the official verifier's way (rows -> {ID: Prediction})."""
+    checks = []
+    for task in tasks:
+        rows = frame[frame.Task == task]
+        id_to_pred = rows[["ID", "Prediction"]].set_index("ID")["Prediction"].to_dict()
+        checks.append(check_task(id_to_pred, test_ids[task], task))
+    return checks
+
+
+def duplicate_ids(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """(task, id) pairs with more than one row: the official verifier keeps the last silently."""
+    dupes = frame[frame.duplicated(["Task", "ID"])]
+    return list(dict.fromkeys(zip(dupes.Task, dupes.ID, strict=True)))
+
+
+def write_error_files(checks: Sequence[TaskCheck], output_dir: Path) -> list[Path]:
+    """`<task>_errors.json` = {"errors": [...], "details": {...}} for each failed task, as the official script."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for check in checks:
+        if check.ok:
+            continue
+        path = output_dir / f"{check.task}_errors.json"
+        path.write_text(json.dumps({"errors": list(check.errors), "details": check.details}, indent=4))
+        written.append(path)
+    return written

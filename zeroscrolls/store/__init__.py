@@ -1,0 +1,1 @@
+"""The SQLite store beside a run: generations, claims, token counts, batch bookkeeping."""

