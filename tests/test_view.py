@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -277,8 +278,8 @@ def test_sweep_page_stores_documents_once_and_shows_each_example_across_budgets(
     assert len(data["documents"]) == 6
     open_page(page, sweep_page)
     assert page.input_value("#run") == "all"
-    assert page.locator(".sweep-table tbody tr").count() == len(data["sweep"]["rows"]) > 0
-    assert page.locator(".images img").count() == 2
+    assert page.locator("details.raw tbody tr").count() == len(data["sweep"]["rows"]) > 0
+    assert page.locator(".curves img").count() == 2
     assert len(shown_rows(page)) == 12 and {row["run"] for row in shown_rows(page)} == {"naive_2048", "naive_8192"}
     page.select_option("#f-task", "narrative_qa")
     page.click("#examples tbody tr.example >> nth=0")
@@ -288,6 +289,91 @@ def test_sweep_page_stores_documents_once_and_shows_each_example_across_budgets(
     page.select_option("#run", "1")
     assert "run=naive_8192" in page.evaluate("location.hash")
     assert page.locator("#tasks tbody tr").count() == 3 and len(shown_rows(page)) == 2
+
+
+@pytest.fixture(scope="module")
+def sample_sweep(env: Path) -> Path:
+    """A naive sweep of the bundled sample at two budgets, and its page."""
+    out = env / "sample-sweep"
+    swept = zs("sweep", "--model", "naive", "--max-tokens", "2048,8192", "--data", "sample", "--output", str(out),
+               "--sweep-name", "budgets")  # fmt: skip
+    assert swept.exit_code == 0, swept.output
+    assert zs("view", str(out / "budgets")).exit_code == 0
+    return out / "budgets"
+
+
+def table_cells(tab: Any, selector: str) -> tuple[list[str], list[list[str]]]:
+    headers = tab.locator(f"{selector} > thead th").all_inner_texts()
+    return headers, tab.eval_on_selector_all(f"{selector} > tbody > tr", CELLS)
+
+
+def test_sweep_page_leads_with_the_budget_by_task_table_then_the_curves(sample_sweep: Path, page: Any) -> None:
+    csv = pd.read_csv(sample_sweep / "sweep.csv")
+    open_page(page, sample_sweep / "view.html")
+    first = page.evaluate(
+        """() => [...document.querySelectorAll("main *")].find((e) => e.getBoundingClientRect().height > 0 &&
+             !e.closest("#notes") && (e.matches("table") || e.matches("h2, p, details, img, form")))?.outerHTML"""
+    )
+    assert first.startswith("<h2>Scores by token budget</h2>")  # the header's title, then the score table
+    assert page.evaluate("document.querySelector('main table').id") == "sweep-scores"
+    suite = resolve_suite("zeroscrolls")
+    tasks = list(dict.fromkeys(csv.task))
+    headers, rows = table_cells(page, "#sweep-scores")
+    assert headers == ["model", "budget", *(suite.get_task(t).title for t in tasks), "Average"]
+    expected = [
+        ["naive", f"{budget:,}", *(f"{score:.1f}" for score in group.score), "-"]
+        for budget, group in csv.groupby("budget", sort=True)
+    ]
+    assert rows == expected and len(rows) == 2
+    assert "Average: the ZeroSCROLLS score, shown where all 10 tasks are fully scored" in page.inner_text("#summary")
+    tops = [
+        page.locator(s).first.bounding_box()["y"] for s in ("#sweep-scores", ".curves img", "details.raw", "#f-task")
+    ]
+    assert tops == sorted(tops)  # scores, curves, raw table, then the examples
+    curves = page.locator(".curves img")
+    assert curves.count() == 2 and all(curves.nth(i).is_visible() for i in range(2))  # no click needed
+    assert page.evaluate("[...document.querySelectorAll('.curves img')].every((i) => i.naturalWidth > 0)")
+    assert not page.locator("details.raw table").is_visible()  # sweep.csv comes folded
+
+
+def test_sweep_pages_raw_table_reads_well_at_1280_pixels(sample_sweep: Path, page: Any, tmp_path: Path) -> None:
+    csv = pd.read_csv(sample_sweep / "sweep.csv")
+    open_page(page, sample_sweep / "view.html")
+    page.click("details.raw summary")
+    headers, rows = table_cells(page, "details.raw table")
+    assert headers == ["model", "budget", "task", "score", "95% low", "95% high", "scored", "examples", "partial",
+                       "truncated", "kept", "cost $"]  # fmt: skip
+    first = csv.iloc[0]
+    assert rows[0] == [
+        first.model, f"{first.budget:,}", first.task, f"{first.score:.1f}", f"{first.ci_low:.1f}",
+        f"{first.ci_high:.1f}", str(first.scored), str(first.examples), "", f"{100 * first.truncated_share:.0f}%",
+        f"{100 * first.kept_fraction:.0f}%", f"{first.cost_usd:.4f}",
+    ]  # fmt: skip
+    assert len(rows) == len(csv)
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    screenshot = tmp_path / "sweep.png"
+    page.screenshot(path=str(screenshot))
+    assert screenshot.read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_sweep_page_marks_partial_scores_as_run_pages_do(env: Path, page: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A point whose first request fails scores that task on fewer examples: its cell carries the partial mark."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    server = ApiServer(key=KEY, count_tokens=load_tokenizer("tiktoken:cl100k_base").count)
+    server.answer = lambda body: "A"
+    out = env / "partial-sweep"
+    with server.running():
+        server.fail_next(Fault(400, message="the request was malformed"))
+        swept = zs("sweep", "--model", "gpt-4", "--max-tokens", "2048,4096", "--data", "sample", "--tasks", "quality",
+                   "--output", str(out), "--sweep-name", "p", "--base-url", server.openai_base_url)  # fmt: skip
+    assert swept.exit_code == 1, swept.output
+    assert zs("view", str(out / "p")).exit_code == 0
+    csv = pd.read_csv(out / "p" / "sweep.csv")
+    assert csv.partial.tolist() == [True, False]
+    open_page(page, out / "p" / "view.html")
+    _, rows = table_cells(page, "#sweep-scores")
+    assert [row[2] for row in rows] == [f"{csv.score[0]:.1f}†", f"{csv.score[1]:.1f}"]
+    assert "†: scored on fewer examples than the task has" in page.inner_text("#summary")
 
 
 def test_view_of_a_folder_without_runs_is_a_usage_error(tmp_path: Path) -> None:

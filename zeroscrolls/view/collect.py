@@ -23,17 +23,18 @@ import jsonlines
 import pandas as pd
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.data.sampling import Selection, run_selection
-from zeroscrolls.data.sources import DataSource, Example, run_data_source
+from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.results.compare import find_runs
 from zeroscrolls.results.formats import example_value, refuses
-from zeroscrolls.results.scoring import PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
+from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
-from zeroscrolls.sweep import KEPT_PLOT, SCORE_PLOT
+from zeroscrolls.sweep import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT, score_grid
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 
 SWEEP_CSV = "sweep.csv"
@@ -44,6 +45,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
     are rebuilt from each suite's templates, with `<task>.yaml` files in `prompts` (if given) first."""
     runs = find_runs([path])
     templates_of: dict[str, dict[str, Template]] = {}
+    suites: dict[str, Suite] = {}
     is_sweep = not (path / "manifest.json").is_file()
     references: dict[tuple[DataSource, str, str, Selection | None], list[Example]] = {}
     entries: dict[str, dict[str, Any]] = {}
@@ -54,6 +56,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
         suite = resolve_suite(manifest.get("suite", DEFAULT_SUITE))
         if suite.name not in templates_of:
             templates_of[suite.name] = suite.load_templates(prompts)
+            suites[suite.name] = suite
         templates = templates_of[suite.name]
         source = data or run_data_source(run, manifest)
         split = manifest["data"]["split"]
@@ -118,7 +121,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
         "partial_mark": PARTIAL_MARK,
         "runs": pages,
         "notes": notes,
-        "sweep": _sweep(path) if is_sweep else None,
+        "sweep": _sweep(path, list(suites.values())) if is_sweep else None,
         "examples": {key: _compress(entry) for key, entry in entries.items()},
         "documents": {digest: _compress(text) for digest, text in documents.items()},
     }
@@ -274,10 +277,23 @@ def _images(folder: Path, names: Sequence[str]) -> dict[str, str]:
     }
 
 
-def _sweep(folder: Path) -> dict[str, Any]:
+def _sweep(folder: Path, suites: Sequence[Suite]) -> dict[str, Any]:
+    """`sweep.csv` twice: as the budget × task score table the terminal and report.md show (one row per model and
+    budget, one decimal, partial marks), its columns named by the tasks' titles with the average last, and as it
+    is (the raw table); and the sweep's plots."""
     csv = folder / SWEEP_CSV
-    table = pd.read_csv(csv) if csv.is_file() else pd.DataFrame()
+    table = pd.read_csv(csv) if csv.is_file() else pd.DataFrame(columns=CSV_COLUMNS)
+    tasks = list(dict.fromkeys(table.task))
+    _, grid = score_grid(table, intervals=False, short=True)
+    if AVERAGE not in tasks:  # the average column stays, empty, where no point has every task fully scored
+        tasks.append(AVERAGE)
+        grid = [[*row, "-"] for row in grid]
+    titles = {name: task.title for suite in suites for name, task in suite.tasks.items()} | {AVERAGE: "Average"}
     return {
+        "tasks": [{"name": task, "title": titles.get(task, task)} for task in tasks],
+        "grid": grid,
+        "scored": bool(table.score.notna().any()),
+        "no_score": NO_SCORE,
         "columns": list(table.columns),
         "rows": json.loads(table.to_json(orient="values")),
         "images": _images(folder, (SCORE_PLOT, KEPT_PLOT)),

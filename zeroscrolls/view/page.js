@@ -11,7 +11,7 @@ const FILTERS = { task: "f-task", min: "f-min", max: "f-max", off: "f-off", refu
 const COLUMNS = [
   { key: "run", label: "run", sweep: true, value: (r) => DATA.runs[r.run].name },
   { key: "task", label: "task" },
-  { key: "id", label: "id" },
+  { key: "id", label: "id", wrap: true },  // long ids (Qasper's hashes) wrap rather than widen the page
   { key: "score", label: "score", num: true, text: (r) => fixed(r.score, 1) },
   { key: "in_format", label: "format", text: (r) => (r.in_format === null ? "" : r.in_format ? "ok" : "off") },
   { key: "refusal", label: "refusal", text: (r) => (r.refusal ? "yes" : "") },
@@ -24,6 +24,23 @@ const COLUMNS = [
   { key: "latency", label: "latency s", num: true, text: (r) => fixed(r.latency, 2) },
   { key: "finish", label: "finish", text: (r) => (r.error ? "failed" : r.finish || "") },
 ];
+
+const NOTHING_SCORED = "No references in this split (the test gold is hidden): nothing scored.";
+const PARTIAL_NOTE = `${DATA.partial_mark}: scored on fewer examples than the task has`;
+const RAW_COLUMNS = {  // sweep.csv's columns as the raw table shows them; others are shown as they are
+  model: { label: "model" },
+  budget: { label: "budget", num: true, text: count },
+  task: { label: "task" },
+  score: { label: "score", num: true, text: (v) => fixed(v, 1) },
+  ci_low: { label: "95% low", num: true, text: (v) => fixed(v, 1) },
+  ci_high: { label: "95% high", num: true, text: (v) => fixed(v, 1) },
+  scored: { label: "scored", num: true, text: count },
+  examples: { label: "examples", num: true, text: count },
+  partial: { label: "partial", text: (v) => (v ? "yes" : "") },
+  truncated_share: { label: "truncated", num: true, text: percent },
+  kept_fraction: { label: "kept", num: true, text: percent },
+  cost_usd: { label: "cost $", num: true, text: (v) => fixed(v, 4) },
+};
 
 const state = { run: DATA.kind === "sweep" ? ALL : "0", sort: "", dir: "asc", open: "", shown: PAGE, filters: {} };
 const cache = new Map();  // element id -> promise of its inflated value
@@ -96,7 +113,7 @@ function renderHeader() {
   const meta = document.getElementById("meta");
   if (DATA.kind === "sweep" && state.run === ALL) {
     const models = [...new Set(DATA.runs.map((r) => r.manifest.model))].join(", ");
-    const budgets = DATA.runs.map((r) => r.manifest.budget).join(", ");
+    const budgets = DATA.runs.map((r) => count(r.manifest.budget)).join(", ");
     meta.textContent = `Sweep of ${DATA.runs.length} runs: ${models} at ${budgets} tokens`;
   } else {
     const m = run.manifest;
@@ -112,16 +129,7 @@ function renderSummary() {
   const section = document.getElementById("summary");
   section.replaceChildren();
   if (DATA.kind === "sweep" && state.run === ALL) {
-    section.append(el("h2", { text: "Sweep" }));
-    const sweep = DATA.sweep;
-    if (sweep.columns.length) {
-      const numeric = sweep.columns.map((c) => !["model", "task"].includes(c));
-      const rows = sweep.rows.map((row) => row.map((v) => (typeof v === "number" && !Number.isInteger(v) ? v.toFixed(3) : v)));
-      const t = table(sweep.columns, rows, numeric);
-      t.className = "sweep-table";
-      section.append(t);
-    }
-    section.append(images(sweep.images));
+    section.append(...sweepScores(DATA.sweep), ...curves(DATA.sweep.images), rawSweep(DATA.sweep));
     return;
   }
   const run = DATA.runs[Number(state.run)];
@@ -140,16 +148,55 @@ function renderSummary() {
   t.id = "tasks";
   section.append(t);
   const b = run.benchmark;
-  const line = !b ? "No references in this split (the test gold is hidden): nothing scored."
+  const line = !b ? NOTHING_SCORED
     : b.mean != null ? `${b.title} score: ${b.mean.toFixed(2)}`
     : b.partial_mean != null ? `Partial mean: ${b.partial_mean.toFixed(2)}, the ${b.mean_note} (not a ${b.title} ` +
       `score, which needs all ${b.tasks} tasks fully scored)`
     : `No mean: ${b.mean_note}`;
   section.append(el("p", { text: line }));
   if (run.tasks.some((t) => t.partial)) {
-    section.append(el("p", { text: `${DATA.partial_mark}: scored on fewer examples than the task has` }));
+    section.append(el("p", { text: PARTIAL_NOTE }));
   }
   section.append(images(run.images));
+}
+
+// A sweep is read as a budget × task table, then its curves; sweep.csv itself comes folded after them.
+function sweepScores(sweep) {
+  const parts = [el("h2", { text: "Scores by token budget" })];
+  if (!sweep.scored) parts.push(el("p", { text: NOTHING_SCORED }));
+  const headers = ["model", "budget", ...sweep.tasks.map((t) => t.title)];
+  const rows = sweep.grid.map(([model, budget, ...cells]) => [model, count(Number(budget)), ...cells]);
+  const t = table(headers, rows, headers.map((_, i) => i > 0));
+  t.id = "sweep-scores";
+  t.querySelectorAll("thead th").forEach((th, i) => { if (i > 1) th.title = sweep.tasks[i - 2].name; });
+  parts.push(t);
+  const cells = sweep.grid.flatMap((row) => row.slice(2));
+  const legend = [];
+  if (cells.some((c) => c.endsWith(DATA.partial_mark))) legend.push(PARTIAL_NOTE);
+  if (cells.includes(sweep.no_score)) legend.push(`${sweep.no_score}: no example scored`);
+  const b = DATA.runs[0].benchmark;
+  if (b && sweep.grid.some((row) => row[row.length - 1] === "-")) {
+    legend.push(`Average: the ${b.title} score, shown where all ${b.tasks} tasks are fully scored`);
+  }
+  if (legend.length) parts.push(el("p", { class: "legend", text: legend.join("; ") }));
+  return parts;
+}
+
+function curves(sources) {
+  const names = Object.keys(sources || {});
+  if (!names.length) return [];
+  const box = el("div", { class: "curves" });
+  for (const name of names) box.append(el("img", { src: sources[name], alt: name, title: name }));
+  return [el("h2", { text: "Curves" }), box];
+}
+
+function rawSweep(sweep) {
+  const columns = sweep.columns.map((c) => ({ label: c, text: (v) => v, ...RAW_COLUMNS[c] }));
+  const t = table(columns.map((c) => c.label), sweep.rows.map((row) => row.map((v, i) => columns[i].text(v))),
+    columns.map((c) => c.num));
+  t.querySelectorAll("thead th").forEach((th, i) => { th.title = sweep.columns[i]; });
+  const summary = el("summary", { text: `sweep.csv: ${sweep.rows.length} rows, one per model, budget and task` });
+  return el("details", { class: "raw" }, summary, t);
 }
 
 function images(sources) {
@@ -212,7 +259,7 @@ function renderTable() {
     const tr = el("tr", { class: "example", "data-key": `${r.task}/${r.id}` });
     for (const c of shown) {
       const text = c.text ? c.text(r) : c.value ? c.value(r) : r[c.key];
-      const td = el("td", { text: text ?? "", class: c.num ? "num" : "" });
+      const td = el("td", { text: text ?? "", class: c.num ? "num" : c.wrap ? "wrap" : "" });
       if ((c.key === "refusal" && r.refusal) || (c.key === "in_format" && r.in_format === false)) td.classList.add("yes");
       if (c.key === "finish" && r.error) { td.classList.add("failed"); td.title = r.error; }
       tr.append(td);
