@@ -143,7 +143,7 @@ def test_cache_commands(tmp_path: Path) -> None:
     assert runner.invoke(app, ["cache", "export", "--cache", str(path), "-o", str(out)]).exit_code == 0
     assert len(out.read_text().splitlines()) == 5
 
-    cleared = runner.invoke(app, ["cache", "clear", "--cache", str(path), "--model", "model-a"])
+    cleared = runner.invoke(app, ["cache", "clear", "--cache", str(path), "--model", "model-a"], input="y\n")
     assert cleared.exit_code == 0 and "deleted 3 row(s)" in cleared.stderr
     with GenerationCache(path) as cache:
         assert {r["model"] for r in cache.rows()} == {"model-b"}

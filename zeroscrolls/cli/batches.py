@@ -1,103 +1,39 @@
-"""`zeroscrolls batches list|cancel|attach`, and what `run` and `sweep` share for `--batch`: the settings, `--no-wait`
-submission and the dry run's standard-price line."""
+"""`zeroscrolls batches list|cancel|attach`, and what `run` and `sweep` print for `--batch`: the dry run's
+standard-price line and the command that collects what `--no-wait` submitted (the settings and the submission are in
+evaluation/batch.py)."""
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from zeroscrolls.cli.tables import minutes, plain_table, print_widest
 from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:  # the batch machinery is imported by the commands that use it, not when the CLI starts
-    from zeroscrolls.engine.runner import Plan
-    from zeroscrolls.providers.batch import BatchProvider, BatchSettings
+    from zeroscrolls.providers.batch import BatchProvider
     from zeroscrolls.store.batches import BatchRecord, BatchStore
-    from zeroscrolls.store.cache import GenerationCache
 
 batches_app = typer.Typer(
     help="Provider batches of `--batch` runs: list them, cancel one, attach one a killed run did not record.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
+LIST_COLUMNS = [(c,) for c in ("batch", "provider", "model", "state", "requests", "ok", "failed", "created", "expires")]
+STACKED_COLUMNS = [("batch", "model"), ("state", "provider"), ("requests",), ("ok", "failed"), ("created", "expires")]
+"""`batches list` at 80 columns: a batch id and a model name are too long to stand side by side with the rest."""
 CacheOption = Annotated[
     Path | None,
     typer.Option("--cache", help="Cache file holding the batch records (default: $ZEROSCROLLS_CACHE or ~/.cache)."),
 ]
-
-
-def batch_settings(
-    batch: bool,
-    no_wait: bool,
-    poll_seconds: float,
-    cache: Path | None,
-    no_cache: bool,
-    console: Console,
-    max_cost: float | None = None,
-) -> BatchSettings | None:
-    """The `--batch` settings of a command (None without `--batch`); contradictory flags are a `UsageError`."""
-    from zeroscrolls.providers.batch import BatchSettings
-    from zeroscrolls.store.cache import default_cache_path
-
-    if no_wait and not batch:
-        raise UsageError("--no-wait submits provider batches and exits: add --batch")
-    if no_wait and max_cost is not None:
-        raise UsageError(
-            "--no-wait submits every request at once, so --max-cost could not hold the spending back: drop "
-            "--no-wait (--batch then submits in waves under the cap), or drop --max-cost (--dry-run prices it first)"
-        )
-    if not batch:
-        return None
-    if no_cache:
-        raise UsageError(
-            "--batch records its batches in the generation cache, so a killed run re-attaches instead of paying "
-            "again: drop --no-cache (or pass --cache PATH for a cache file of its own)"
-        )
-    return BatchSettings(cache or default_cache_path(), poll_seconds, console=console)
-
-
-def submit_without_waiting(
-    plans: Iterable[Plan], cache: GenerationCache | None, err: Console, collect: str | None
-) -> None:
-    """Submit what the cache and the live batches lack for every plan and say so: with `collect` (`--no-wait`),
-    the command that collects the results; without, that the command now waits for them."""
-    import asyncio
-
-    from zeroscrolls.providers.base import FatalProviderError
-    from zeroscrolls.providers.batch import BatchAPIError, BatchProvider, SubmitSummary
-
-    total = SubmitSummary()
-    for plan in plans:
-        requests = plan.requests()
-        found = cache.get_many(requests) if cache is not None else {}
-        misses = [request for key, request in requests.items() if key not in found]
-        assert isinstance(plan.provider, BatchProvider)
-        provider = plan.provider
-        try:
-            summary = asyncio.run(provider.submit(misses)) if misses else SubmitSummary()
-        except (BatchAPIError, FatalProviderError) as exc:
-            raise UsageError(
-                f"the {provider.name} batch API failed ({exc}); the batches created so far are recorded: rerun the "
-                "same command to submit the rest"
-            ) from None
-        total.done += summary.done + len(found)
-        total.running += summary.running
-        total.submitted += summary.submitted
-        total.batches += summary.batches
-    then = f"Collect them with: {collect}" if collect else "Waiting for them"
-    err.print(
-        f"submitted {total.submitted} request(s) in {len(total.batches)} new batch(es); {total.running} already in "
-        f"running batches, {total.done} already answered. {then} (`zeroscrolls batches list` shows their state)",
-        markup=False,
-        soft_wrap=True,
-    )
 
 
 def standard_price_note(lows: Sequence[float | None], highs: Sequence[float | None]) -> str:
@@ -144,25 +80,29 @@ def list_batches(
     if not records:
         Console(stderr=True).print("no running batches" if not all_batches else "no batches recorded")
         return
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    ids = [r.batch_id or f"(record {r.id}, being submitted)" for r in records]
-    table.add_column("batch", no_wrap=True, min_width=max(len(i) for i in ids))
-    for column in ("provider", "model", "state", "requests", "ok", "failed", "created", "expires"):
-        table.add_column(column, justify="right" if column in ("requests", "ok", "failed") else "left")
-    for r, batch_id in zip(records, ids, strict=True):
-        state = r.state if r.status is None or r.state != "in_progress" else r.status
-        table.add_row(
-            batch_id,
-            r.provider,
-            r.model,
-            state,
-            str(r.requests),
-            str(r.succeeded),
-            str(r.failed),
-            _minutes(r.created_at),
-            _minutes(r.expires_at),
-        )
-    Console().print(table)
+    rows = [
+        {
+            "batch": r.batch_id or f"(record {r.id}, being submitted)",
+            "provider": r.provider,
+            "model": r.model,
+            "state": r.state if r.status is None or r.state != "in_progress" else r.status,
+            "requests": str(r.requests),
+            "ok": str(r.succeeded),
+            "failed": str(r.failed),
+            "created": minutes(r.created_at),
+            "expires": minutes(r.expires_at),
+        }
+        for r in records
+    ]
+    print_widest(Console(), [_batch_table(rows, LIST_COLUMNS, 2), _batch_table(rows, STACKED_COLUMNS, 1)])
+
+
+def _batch_table(rows: list[dict[str, str]], columns: Sequence[tuple[str, ...]], gap: int) -> Table:
+    """`rows` in `columns`, each a column or a pair of them stacked in one (names stay whole on their own line)."""
+    table = plain_table(None, ["\n".join(c) for c in columns], ["requests", "ok", "failed", "ok\nfailed"], gap)
+    for row in rows:
+        table.add_row(*("\n".join(row[name] for name in column) for column in columns))
+    return table
 
 
 @batches_app.command("cancel")
@@ -251,11 +191,6 @@ def _provider_of(record: BatchRecord, store: Path) -> BatchProvider:
 
     options = {"api_key_env": record.key_env} | ({"base_url": record.endpoint} if record.endpoint else {})
     return batched(resolve_provider(record.provider)(**options), BatchSettings(store))
-
-
-def _minutes(iso: str | None) -> str:
-    """'2026-11-23T14:05:09+00:00' -> '2026-11-23 14:05' (UTC)."""
-    return "" if iso is None else iso[:16].replace("T", " ")
 
 
 def register(app: typer.Typer) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,16 +12,20 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from zeroscrolls.cli.tables import minutes, plain_table, print_widest
 from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from zeroscrolls.store.cache import GenerationCache
+    from zeroscrolls.store.cache import GenerationCache, ModelUsage
 
 cache_app = typer.Typer(
-    help="Inspect and manage the generation cache (the only state that costs money).", no_args_is_help=True
+    help="Inspect and manage the generation cache (the only state that costs money).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
 )
 
 MAX_PROBLEMS_SHOWN = 10
+STATS_COLUMNS = ("provider", "model", "rows", "MB", "cost $", "first", "last")
 CacheOption = Annotated[
     Path | None,
     typer.Option("--cache", help="Cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
@@ -36,6 +41,12 @@ def _open(path: Path | None, must_exist: bool = True) -> GenerationCache:
     return GenerationCache(target)
 
 
+def _held(usage: Iterable[ModelUsage]) -> str:
+    """The models a cache holds rows of, for a message about a model it does not hold."""
+    models = sorted({u.model for u in usage})
+    return f"models there: {', '.join(models)}" if models else "it is empty"
+
+
 @cache_app.command("stats")
 def stats(cache: CacheOption = None) -> None:
     """Rows, stored size and cost per provider and model.
@@ -43,14 +54,22 @@ def stats(cache: CacheOption = None) -> None:
     Example: zeroscrolls cache stats
     """
     with _open(cache) as db:
-        table = Table(title=f"Generation cache {db.path} ({db.file_bytes() / 1e6:.1f} MB on disk)")
-        for column in ("provider", "model", "rows", "MB", "cost $", "first", "last"):
-            table.add_column(column, justify="right" if column in ("rows", "MB", "cost $") else "left")
-        for u in db.usage():
-            table.add_row(
-                u.provider, u.model, str(u.rows), f"{u.text_bytes / 1e6:.2f}", f"{u.cost_usd:.4f}", u.first, u.last
-            )
-        Console().print(table)
+        title = f"Generation cache: {db.file_bytes() / 1e6:.1f} MB on disk"
+        usage = list(db.usage())
+        path = db.path
+
+    def layout(columns: tuple[str, ...]) -> Table:
+        table = plain_table(title, columns, right=("rows", "MB", "cost $"))
+        for u in usage:
+            cells = {"provider": u.provider, "model": u.model, "rows": str(u.rows), "MB": f"{u.text_bytes / 1e6:.2f}"}
+            cells |= {"cost $": f"{u.cost_usd:.4f}", "first": minutes(u.first), "last": minutes(u.last)}
+            table.add_row(*(cells[c] for c in columns))
+        return table
+
+    out = Console()
+    # the model names a provider: the first column to go where long model names leave no room for every column
+    print_widest(out, [layout(STATS_COLUMNS), layout(STATS_COLUMNS[1:])])
+    out.print(f"in {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 @cache_app.command("export")
@@ -69,9 +88,9 @@ def export(
         rows = db.rows(model)
         first = next(rows, None)
         if first is None:  # an empty file would read as an export that worked
-            models = sorted({u.model for u in db.usage()})
-            held = f"models there: {', '.join(models)}" if models else "it is empty"
-            raise UsageError(f"no rows{f' of model {model!r}' if model else ''} in {db.path} ({held}); nothing written")
+            raise UsageError(
+                f"no rows{f' of model {model!r}' if model else ''} in {db.path} ({_held(db.usage())}); nothing written"
+            )
         if output is None:
             with jsonlines.Writer(sys.stdout, compact=True) as writer:
                 writer.write_all(itertools.chain([first], rows))
@@ -85,24 +104,33 @@ def clear(
     cache: CacheOption = None,
     model: Annotated[str | None, typer.Option("--model", help="Delete this model's rows.")] = None,
     all_rows: Annotated[bool, typer.Option("--all", help="Delete every row.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation with --all.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking first.")] = False,
 ) -> None:
-    """Delete cached generations of one model, or all of them (paid generations are lost).
+    """Delete cached generations of one model, or all of them, after asking (paid generations are lost).
 
     Example: zeroscrolls cache clear --model naive
     """
     if (model is not None) == all_rows:
         raise UsageError("cache clear: pass either --model NAME or --all (which deletes every cached generation)")
     with _open(cache) as db:
-        if all_rows and not yes:
-            typer.confirm(f"Delete all {len(db)} cached generations in {db.path}?", abort=True, err=True)
+        usage = list(db.usage())
+        if model is not None and model not in {u.model for u in usage}:
+            raise UsageError(f"no rows of model {model!r} in {db.path} ({_held(usage)}); nothing deleted")
+        if not yes:
+            chosen = [u for u in usage if model is None or u.model == model]
+            rows, paid = sum(u.rows for u in chosen), sum(u.cost_usd for u in chosen)
+            what = "all" if model is None else f"{model}'s"
+            question = f"Delete {what} {rows} cached generation(s) in {db.path}, ${paid:.4f} paid for?"
+            typer.confirm(question, abort=True, err=True)
         deleted = db.clear(model)
         Console(stderr=True).print(f"deleted {deleted} row(s) from {db.path}", highlight=False)
 
 
 @cache_app.command("merge")
 def merge(
-    other: Annotated[Path, typer.Argument(help="Another cache file, e.g. a shard computed on another machine.")],
+    other: Annotated[
+        Path, typer.Argument(metavar="SOURCE", help="Another cache file, e.g. a shard computed on another machine.")
+    ],
     cache: CacheOption = None,
 ) -> None:
     """Copy the rows of another cache file that this cache lacks.

@@ -14,7 +14,9 @@ from zeroscrolls.core.errors import UsageError
 DATASETS = ("narrativexl",)
 """Data sets `data fetch` knows; the Hugging Face ones (`--data hub`) download by themselves when a run needs them."""
 
-data_app = typer.Typer(help="Fetch benchmark data that does not download by itself.", no_args_is_help=True)
+data_app = typer.Typer(
+    help="Fetch benchmark data that does not download by itself.", no_args_is_help=True, rich_markup_mode=None
+)
 
 
 @data_app.command("fetch")

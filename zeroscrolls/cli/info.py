@@ -1,30 +1,57 @@
 """`zeroscrolls suites`, `zeroscrolls tasks` and `zeroscrolls models`: the installed suites, a suite's task table
 and the model registry.
 
-All fit 80 columns with every name and number whole; `--wide` adds the long columns for wide terminals.
+All fit 80 columns with every name and number whole; `--wide` adds the long columns, in the same table where the
+terminal has room.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.cli.options import SuiteOption
+from zeroscrolls.cli.tables import fits, plain_table, print_widest
 from zeroscrolls.core.task import DEFAULT_SUITE
 
-WideOption = Annotated[bool, typer.Option("--wide", help="Every column (needs a terminal of about 160 columns).")]
+WideOption = Annotated[
+    bool,
+    typer.Option(
+        "--wide",
+        help="Every column: in one table where the terminal has room (about 160 columns), else in a second table.",
+    ),
+]
 
 
-def _table(title: str, columns: list[str]) -> Table:
-    """A table whose cells never wrap: a name or number split across lines is misread."""
-    table = Table(title=title, box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False)
-    for column in columns:
-        table.add_column(column, no_wrap=True)
+def _table(title: str | None, columns: Sequence[str], rows: Sequence[Mapping[str, str]]) -> Table:
+    """The `columns` of `rows` (column -> cell) as a table, one space between columns: the registry's longest
+    model names leave no more at 80 columns."""
+    table = plain_table(title, columns, ("budget", "test size", "tasks", "max tokens", "window"), gap=1)
+    for row in rows:
+        table.add_row(*(row[column] for column in columns))
     return table
+
+
+def _print_with_extra(
+    title: str, layouts: Sequence[Sequence[str]], extra: Sequence[str], rows: Sequence[Mapping[str, str]]
+) -> None:
+    """The widest of `layouts` (column lists, widest first) that fits the terminal; with `extra` columns (--wide),
+    those in the same table where it fits, else in a second table keyed by the first column."""
+    console = Console()
+    if extra:
+        whole = _table(title, [*layouts[0], *extra], rows)
+        if fits(console, whole):
+            console.print(whole)
+            return
+    print_widest(console, [_table(title, columns, rows) for columns in layouts])
+    if extra:
+        second = _table(None, [layouts[0][0], *extra], rows)
+        second.columns[-1].no_wrap = False  # the last is prose (a note): it wraps between words
+        console.print(second)
 
 
 def suites() -> None:
@@ -35,11 +62,16 @@ def suites() -> None:
     """
     from zeroscrolls.suites.base import installed_suites, resolve_suite  # a suite's rows, templates and metric
 
-    table = _table("Benchmark suites", ["suite", "name", "tasks", "submission CSV"])
-    for name in installed_suites():
-        suite = resolve_suite(name)
-        table.add_row(suite.name, suite.title, str(len(suite.tasks)), "yes" if suite.submission_order else "-")
-    Console().print(table)
+    rows = [
+        {
+            "suite": suite.name,
+            "name": suite.title,
+            "tasks": str(len(suite.tasks)),
+            "submission CSV": "yes" if suite.submission_order else "-",
+        }
+        for suite in map(resolve_suite, installed_suites())
+    ]
+    _print_with_extra("Benchmark suites", [["suite", "name", "tasks", "submission CSV"]], [], rows)
 
 
 def tasks(suite: SuiteOption = DEFAULT_SUITE, wide: WideOption = False) -> None:
@@ -50,17 +82,27 @@ def tasks(suite: SuiteOption = DEFAULT_SUITE, wide: WideOption = False) -> None:
     from zeroscrolls.suites.base import resolve_suite
 
     chosen = resolve_suite(suite)
-    columns = ["task", "name", "category", "metric", "budget", "test size"]
-    table = _table(f"{chosen.title} tasks", columns + (["answer type", "tag"] if wide else []))
-    for t in chosen.tasks.values():
-        row = [t.name, t.title, t.category.value, t.metric.value, str(t.generation_budget), str(t.test_size)]
-        table.add_row(*row, *([t.answer_type, t.answer_tag] if wide else []))
-    Console().print(table)
+    rows = [
+        {
+            "task": t.name,
+            "name": t.title,
+            "category": t.category.value,
+            "metric": t.metric.value,
+            "budget": str(t.generation_budget),
+            "test size": str(t.test_size),
+            "answer type": t.answer_type,
+            "tag": t.answer_tag,
+        }
+        for t in chosen.tasks.values()
+    ]
+    full = ["task", "name", "category", "metric", "budget", "test size"]
+    layouts = [full, [c for c in full if c != "name"]]  # long task names leave no room for their titles
+    _print_with_extra(f"{chosen.title} tasks", layouts, ["answer type", "tag"] if wide else [], rows)
 
 
 def models(wide: WideOption = False) -> None:
     """List the registry: provider, token budget (encoder input for encoder-decoder models), context window and
-    prices per million tokens, then the notes; --wide adds tokenizer and prompt style and puts the notes in the
+    prices per million tokens, then the notes; --wide adds tokenizer and prompt style and puts the notes in a
     table.
 
     Example: zeroscrolls models
@@ -71,20 +113,24 @@ def models(wide: WideOption = False) -> None:
 
     dates = sorted({p.prices_date for p in REGISTRY.values() if p.prices_date})
     title = f"Model registry (USD per million input/output/cached input tokens, {', '.join(dates)})"
+    rows = [
+        {
+            "model": p.name,
+            "provider": p.provider,
+            "max tokens": f"{p.max_tokens} input" if p.encoder_decoder else str(p.max_tokens),
+            "window": str(p.context_window or "-"),
+            "prices": "/".join(f"{x:g}" for x in (p.input_price, p.output_price, p.cached_input_price) if x is not None)
+            or "-",
+            "tokenizer": tokenizer_label(p.tokenizer, p.name),
+            "style": p.prompt_style.value,
+            "note": p.note or "",
+        }
+        for p in REGISTRY.values()
+    ]
     columns = ["model", "provider", "max tokens", "window", "prices"]
-    table = _table(title, columns + (["tokenizer", "style", "note"] if wide else []))
-    for p in REGISTRY.values():
-        row = [
-            p.name,
-            p.provider,
-            f"{p.max_tokens} input" if p.encoder_decoder else str(p.max_tokens),
-            str(p.context_window or "-"),
-            "/".join(f"{x:g}" for x in (p.input_price, p.output_price, p.cached_input_price) if x is not None) or "-",
-        ]
-        table.add_row(*row, *([tokenizer_label(p.tokenizer, p.name), p.prompt_style.value, p.note] if wide else []))
-    console = Console()
-    console.print(table)
+    _print_with_extra(title, [columns], ["tokenizer", "style", "note"] if wide else [], rows)
     if not wide:
+        console = Console()
         for p in REGISTRY.values():
             if p.note:
                 console.print(f"{p.name}: {p.note}", highlight=False, markup=False)

@@ -2,41 +2,44 @@
 
 The app starts fast: `COMMANDS` names each command, the module that implements it and the line `zeroscrolls --help`
 shows for it, so a command's module (and what that module imports) is imported only when that command runs or shows
-its own help. The top-level help is click's plain layout: typer's rich help renderer costs more start-up time than
-the rest of `zeroscrolls --help`. Each command's own `--help` keeps typer's rich layout.
+its own help. Every help, the top level's and each command's, is click's plain layout: typer's rich help renderer
+costs more start-up time than the rest of `zeroscrolls --help`, and its boxes crowd an 80-column terminal.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
-from collections.abc import Callable, Iterator, Mapping
+import sys
+import textwrap
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from typer._click import Command, Context, HelpFormatter
+    from typer._click import Command, Context, HelpFormatter, Parameter
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "suites": ("info", "List the installed benchmark suites."),
     "tasks": ("info", "List a suite's tasks: metric, generation budget, category."),
-    "models": ("info", "List the model registry: provider, token budget, context window, prices."),
+    "models": ("info", "The model registry: provider, budget, context window, prices."),
     "prompt": ("prompt", "Print the final prompt a run would send for one example."),
-    "run": ("run", "Run the benchmark for one model and budget (rerun the same command to resume)."),
+    "run": ("run", "Run the benchmark for one model and budget (rerun it to resume)."),
     "score": ("score", "Score predictions with the suite's official metrics."),
-    "sweep": ("sweep", "Run every (model, budget) point, then write sweep.csv, plots and a report."),
+    "sweep": ("sweep", "Run a grid of models and budgets: sweep.csv, plots, a report."),
     "compare": ("sweep", "Compare runs and sweeps with 95% bootstrap intervals."),
     "export": ("export", "Write the official leaderboard CSV from a run's predictions."),
     "verify": ("export", "Check a submission CSV as the official verifier does."),
     "view": ("view", "Write one self-contained HTML page of a run or sweep."),
-    "cache": ("cache", "Inspect and manage the generation cache (the only state that costs money)."),
+    "cache": ("cache", "Inspect and manage the generation cache (what costs money)."),
     "batches": ("batches", "Provider batches of `--batch` runs: list them, cancel one."),
-    "data": ("data", "Fetch benchmark data that does not download by itself (NarrativeXL's release)."),
+    "data": ("data", "Fetch NarrativeXL's release (it does not download by itself)."),
     "serve-mock": ("serve_mock", "Serve stand-in API models locally: try a run with no key."),
 }
 """Command name -> (its module under zeroscrolls.cli, its line in `zeroscrolls --help`), in the help's order."""
@@ -65,10 +68,76 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class WordArguments(TyperCommand):
+    """A command whose arguments read as words in its help: `RUN`, `PATHS...` rather than typer's `{run}` and
+    `paths... <list[Path]>`."""
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                pieces.append(_argument_name(param) if param.required else f"[{_argument_name(param)}]")
+        return pieces
+
+    def format_help_text(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """The docstring's paragraphs, each wrapped to the terminal between words only: click's wrapping also breaks
+        at hyphens, splitting names such as mock-claude and <run-name>."""
+        text = inspect.cleandoc(self.help or "").partition("\f")[0]
+        if not text:
+            return
+        formatter.write_paragraph()
+        indent = " " * (formatter.current_indent + 2)
+        width = max((formatter.width or 80) - len(indent), 20)
+        paragraphs = [" ".join(p.split()) for p in text.split("\n\n")]
+        formatter.write("\n\n".join(textwrap.indent(_fill(p, width), indent) for p in paragraphs) + "\n")
+
+    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        params = self.get_params(ctx)
+        arguments = [
+            (_argument_name(p), getattr(p, "help", None) or "") for p in params if p.param_type_name == "argument"
+        ]
+        options = [record for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))]
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    write_dl(formatter, rows)
+
+
+def write_dl(formatter: HelpFormatter, rows: Sequence[tuple[str, str]], col_max: int = 30) -> None:
+    """Click's two-column layout (names, then their help), with the help wrapped between words only."""
+    first = min(max(len(name) for name, _ in rows), col_max) + 2
+    indent = " " * formatter.current_indent
+    width = max((formatter.width or 80) - first - formatter.current_indent, 10)
+    for name, text in rows:
+        lines = textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False) or [""]
+        head = f"{indent}{name}{' ' * (first - len(name))}" if len(name) < first - 1 else f"{indent}{name}\n"
+        if head.endswith("\n"):
+            head += indent + " " * first
+        formatter.write(head + lines[0] + "\n")
+        formatter.write("".join(f"{indent}{' ' * first}{line}\n" for line in lines[1:]))
+
+
+def _fill(paragraph: str, width: int) -> str:
+    """A paragraph wrapped between words; an example command wrapped as the shell continues it (` \\` at the end
+    of a line), so it can be copied whole."""
+    if not paragraph.startswith("Example: ") or len(paragraph) <= width:
+        return textwrap.fill(paragraph, width, break_on_hyphens=False, break_long_words=False)
+    lines = textwrap.wrap(paragraph, width - 2, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False)
+    return " \\\n".join(lines)
+
+
+def _argument_name(param: Parameter) -> str:
+    """`RUN` (its metavar, else its name in capitals), `PATHS...` when it takes several."""
+    name = param.metavar or (param.name or "").upper()
+    return f"{name}..." if param.nargs != 1 else name
+
+
 def _wrap_commands(group: typer.Typer) -> None:
     for command in group.registered_commands:
         if command.callback is not None:
             command.callback = one_line_errors(command.callback)
+        if command.cls is TyperCommand:
+            command.cls = WordArguments
     for sub in group.registered_groups:
         if sub.typer_instance is not None:
             _wrap_commands(sub.typer_instance)
@@ -77,7 +146,7 @@ def _wrap_commands(group: typer.Typer) -> None:
 @functools.cache
 def module_app(module: str) -> typer.Typer:
     """The commands of `zeroscrolls.cli.<module>` (its `register`), with one-line errors; imported on first use."""
-    commands = typer.Typer()
+    commands = typer.Typer(add_completion=False, rich_markup_mode=None)
     importlib.import_module(f"zeroscrolls.cli.{module}").register(commands)
     _wrap_commands(commands)
     return commands
@@ -110,16 +179,16 @@ class LazyCommands(TyperGroup):
 
     def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
         with formatter.section("Commands"):
-            formatter.write_dl([(name, summary) for name, (_, summary) in COMMANDS.items()])
+            write_dl(formatter, [(name, summary) for name, (_, summary) in COMMANDS.items()])
 
 
 app = typer.Typer(
     name="zeroscrolls",
     cls=LazyCommands,
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"max_content_width": 120},  # help as wide as the terminal up to 120 columns (click: 80)
 )
 
 
@@ -129,5 +198,23 @@ def zeroscrolls() -> None:
 
 
 def main() -> None:
-    """Console script entry point."""
-    app()
+    """Console script entry point. A reader of stdout that leaves early (`zeroscrolls models | head -2`) read all it
+    wanted: exit 0 quietly, where typer exits 1 after wrapping stdout to silence the broken pipe, and rich exits 1
+    after pointing stdout at the null device."""
+    on_null_device = _stdout_is_null()
+    try:
+        app()
+    except SystemExit as exc:
+        from typer._click.utils import PacifyFlushWrapper
+
+        left = isinstance(sys.stdout, PacifyFlushWrapper) or (_stdout_is_null() and not on_null_device)
+        if exc.code == 1 and left:
+            raise SystemExit(0) from None
+        raise
+
+
+def _stdout_is_null() -> bool:
+    try:
+        return os.path.samestat(os.fstat(sys.stdout.fileno()), os.stat(os.devnull))
+    except (OSError, ValueError):  # no file behind stdout (a test runner's buffer)
+        return False

@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.markup import escape
 
 from zeroscrolls.cli.options import (
-    PROVIDER_OPTION_NAMES,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchOption,
@@ -52,10 +51,11 @@ from zeroscrolls.cli.options import (
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.core.errors import StorageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 
 if TYPE_CHECKING:
+    from zeroscrolls.core.requests import Request
     from zeroscrolls.engine.runner import RunResult
-    from zeroscrolls.providers.base import Request
     from zeroscrolls.run.values import Totals
 
 
@@ -119,8 +119,9 @@ def run(
 
     Example: zeroscrolls run --model naive --data sample
     """
-    from zeroscrolls.cli.batches import standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.cli.batches import standard_price_note, without_no_wait
     from zeroscrolls.engine.runner import estimate, estimate_table, execute
+    from zeroscrolls.evaluation.batch import submit_without_waiting
     from zeroscrolls.evaluation.run import plan_with_notes, run_config
     from zeroscrolls.run.prompt_cache import expected_saving
     from zeroscrolls.store.cache import open_cache  # the run's machinery: imported by the command that needs it
@@ -192,10 +193,15 @@ def run(
 
 
 def _print_result(result: RunResult, err: Console) -> None:
-    """Per task with failures one warning line, the score table on stdout, then the totals."""
+    """Why the run stopped (when it did) first; then per task with failures one warning line, or after a stop one
+    line for them all (each task's failure is the stop); the score table on stdout, then the totals."""
     from zeroscrolls.engine.runner import NOT_SENT
     from zeroscrolls.results.scoring import breakdown_tables, results_table
 
+    if result.stopped:
+        prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
+        err.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True)
+    incomplete = []
     for task, items in result.results.items():
         failed = [r for r in items if r.error and r.error != NOT_SENT]
         not_sent = sum(1 for r in items if r.error == NOT_SENT)
@@ -208,7 +214,14 @@ def _print_result(result: RunResult, err: Console) -> None:
             parts.append(f"{len(failed)} failed ({escape(failed[0].error or '')})")
         if not_sent:
             parts.append(f"{not_sent} not sent")
-        err.print(f"[yellow]warning:[/yellow] {task}: {'; '.join(parts)}")
+        if result.stopped:
+            parts = parts[:1] or [f"{not_sent + len(failed)} of {len(items)} without a prediction"]
+        incomplete.append(f"{task}: {'; '.join(parts)}")
+    if result.stopped and incomplete:
+        err.print(f"[yellow]incomplete tasks:[/yellow] {', '.join(incomplete)}", soft_wrap=True)
+    else:
+        for line in incomplete:
+            err.print(f"[yellow]warning:[/yellow] {line}")
     for scored in result.scores.tasks.values() if result.scores is not None else ():
         if scored.not_scored is not None:
             err.print(
@@ -223,16 +236,14 @@ def _print_result(result: RunResult, err: Console) -> None:
         Console().print(results_table(result.scores))
         for table in breakdown_tables(result.scores):
             Console().print(table)
-    if result.stopped:
-        prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
-        err.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True)
     t = result.totals
     if t.empty_answers:
         err.print(f"note: {t.empty_answers} empty answer(s): valid answers, scored as such (see records/ for each)")
     err.print(
         f"{t.requests} request(s): {t.cache_hits} from the cache, {t.generated} generated, {t.failed} example(s) "
         f"without a prediction; ${t.cost_usd:.4f} spent{_prompt_cache_note(t)}. Run folder: "
-        f"{escape(str(result.folder.root))}"
+        f"{escape(str(result.folder.root))}",
+        soft_wrap=True,  # a path split across lines cannot be copied
     )
 
 

@@ -19,7 +19,8 @@ def score(
     pred: Annotated[
         Path,
         typer.Argument(
-            metavar="PRED", help="A run folder (predictions/<task>.json inside) or a folder of <task>.json files."
+            metavar="PREDICTIONS",
+            help="A run folder (predictions/<task>.json inside) or a folder of <task>.json files.",
         ),
     ],
     data: Annotated[

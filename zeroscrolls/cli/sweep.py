@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.cli.options import (
-    PROVIDER_OPTION_NAMES,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchOption,
@@ -55,6 +54,7 @@ from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource
+from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 
 if TYPE_CHECKING:
     from zeroscrolls.sweep import SweepEstimate, SweepResult
@@ -127,7 +127,8 @@ def sweep(
 
     Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
     """
-    from zeroscrolls.cli.batches import standard_price_note, submit_without_waiting, without_no_wait
+    from zeroscrolls.cli.batches import standard_price_note, without_no_wait
+    from zeroscrolls.evaluation.batch import submit_without_waiting
     from zeroscrolls.evaluation.sweep import sweep_config
     from zeroscrolls.store.cache import open_cache  # the sweep's machinery: only when it runs
     from zeroscrolls.sweep import estimate_sweep, run_sweep, sweep_plans
@@ -276,10 +277,10 @@ def compare(
 
     Example: zeroscrolls compare results/naive_1024_validation results/naive_4096_validation --paper
     """
-    from zeroscrolls.output.report import markdown_table
     from zeroscrolls.results import compare as comparison  # pandas, numpy: only when comparing
     from zeroscrolls.results.bootstrap import Bootstrap
     from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
+    from zeroscrolls.results.tables import markdown_table
     from zeroscrolls.suites.base import resolve_suite
 
     if resamples < 1:

@@ -24,11 +24,11 @@ import jsonlines
 from rich.console import Console
 from rich.markup import escape
 
-from zeroscrolls.cli.options import PROVIDER_OPTION_NAMES, check_options, provider_options
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sampling import run_selection, selection
 from zeroscrolls.data.sources import DataSource, run_data_source
+from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options, provider_options
 from zeroscrolls.providers.models import WHOLE_DOCUMENT
 from zeroscrolls.run.values import Plan, RunConfig, RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
@@ -105,7 +105,7 @@ def run_config(
             f"unknown option(s) {', '.join(unknown)}: pass options of `zeroscrolls run` ({', '.join(own)}) or "
             f"provider options ({', '.join(PROVIDER_OPTION_NAMES)}), named with _ for -"
         )
-    from zeroscrolls.cli.batches import batch_settings  # the batch API's checks: only here, where they apply
+    from zeroscrolls.evaluation.batch import batch_settings  # the batch API's checks: only here, where they apply
 
     chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     return RunConfig(

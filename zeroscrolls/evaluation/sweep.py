@@ -90,7 +90,7 @@ def sweep(
 
 
 def _sweep(arguments: dict[str, Any], console: Console) -> Sweep:
-    from zeroscrolls.cli.batches import submit_without_waiting
+    from zeroscrolls.evaluation.batch import submit_without_waiting
     from zeroscrolls.sweep import run_sweep, sweep_plans
 
     config = sweep_config(**arguments, console=console)

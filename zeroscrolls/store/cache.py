@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from zeroscrolls.core.errors import StorageError, UsageError
-from zeroscrolls.providers.base import Generation, Request
+from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.store.failures import cache_error
 
 ENV_VAR = "ZEROSCROLLS_CACHE"
@@ -415,7 +415,12 @@ class GenerationCache:
             raise UsageError(f"cache merge: {other} is this cache itself")
         before = len(self)
         try:
-            source = sqlite3.connect(f"{other.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+            # immutable: read-only still leaves -shm/-wal beside a WAL file; without a -wal of its own (rows not yet
+            # in the main file, which immutable would not read) the source is read as it lies, and left as it was
+            still = "" if Path(f"{other}-wal").exists() else "&immutable=1"
+            source = sqlite3.connect(
+                f"{other.resolve().as_uri()}?mode=ro{still}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+            )
         except sqlite3.Error as exc:
             raise UsageError(f"cache merge: cannot open {other} read-only ({exc})") from None
         try:

@@ -65,7 +65,7 @@ def fetch_release(
             download(url, archive, console, not_found_hint=ELSEWHERE)
     elif not archive.is_file():
         raise UsageError(f"--archive {archive}: no such file; pass the zip downloaded from {RELEASE_PAGE}")
-    unpack(archive, to, password, console)
+    unpack(archive, to, password, console, downloaded)
     release = find_release(to)
     if release is None:
         raise UsageError(
@@ -88,13 +88,17 @@ def find_release(folder: Path) -> Path | None:
     return None
 
 
-def unpack(archive: Path, to: Path, password: str, console: Console) -> None:
+def unpack(archive: Path, to: Path, password: str, console: Console, downloaded: bool = True) -> None:
     """Every member of `archive` into `to`, decrypted with `password` and CRC-checked; errors say which of the
-    archive, the password or the disk is at fault."""
+    archive, the password or the disk is at fault, and how to get another copy: the user's own file (`downloaded`
+    false, from --archive) is theirs to replace, not to delete."""
+    again = (
+        f"delete {archive} and rerun to download it again" if downloaded else f"download it again from {RELEASE_PAGE}"
+    )
     staging = to / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        with _open_zip(archive) as zipped:
+        with _open_zip(archive, f"delete it and {ELSEWHERE}" if downloaded else again) as zipped:
             members = zipped.infolist()
             clashes = [name for name in sorted(_top_names(members)) if (to / name).exists()]
             if clashes:
@@ -119,7 +123,7 @@ def unpack(archive: Path, to: Path, password: str, console: Console) -> None:
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise UsageError(
             f"{archive} is damaged or the password is wrong ({exc}); check --password (the published one is "
-            f"{PASSWORD}), else delete {archive} and rerun to download it again"
+            f"{PASSWORD}), else {again}"
         ) from None
     except OSError as exc:
         raise UsageError(
@@ -139,16 +143,16 @@ def _top_names(members: list[zipfile.ZipInfo]) -> set[str]:
     return names
 
 
-def _open_zip(archive: Path) -> zipfile.ZipFile:
-    """The archive through the standard library, or through pyzipper when it holds AES-encrypted members."""
+def _open_zip(archive: Path, again: str) -> zipfile.ZipFile:
+    """The archive through the standard library, or through pyzipper when it holds AES-encrypted members; `again`
+    says how to get a good copy."""
     try:
         zipped = zipfile.ZipFile(archive)
     except zipfile.BadZipFile:
         with archive.open("rb") as file:
             head = file.read(40)
         raise UsageError(
-            f"{archive} is not a zip archive (it begins {head!r}): the download is not the release; delete it and "
-            f"{ELSEWHERE}"
+            f"{archive} is not a zip archive (it begins {head!r}): it is not the release; {again}"
         ) from None
     if not any(m.compress_type == WINZIP_AES for m in zipped.infolist()):
         return zipped
