@@ -35,7 +35,7 @@ from zeroscrolls.providers.local.hf import HFProvider  # noqa: E402
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, read_model_config  # noqa: E402
 from zeroscrolls.run.planning import fit_example, make_request  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.rows import load_examples  # noqa: E402
-from zeroscrolls.text.templates import load_templates  # noqa: E402
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates  # noqa: E402
 from zeroscrolls.text.truncation import Truncator  # noqa: E402
 
 
@@ -72,7 +72,7 @@ def sample_requests(
     sample = DataSource.parse("sample")
     examples = [
         ex
-        for task in sample.available_tasks("validation")
+        for task in sample.available_tasks("validation", TASKS)
         for ex in load_examples(task, "validation", sample, templates)
     ]
     requests: list[Request] = []

@@ -14,7 +14,7 @@ import argparse
 import random
 import time
 
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.release import QUESTION_TYPES

@@ -19,12 +19,13 @@ from pathlib import Path
 
 from scoring import DEFAULT_DATA, real_examples, scrolls_examples  # the sibling bench script: the real rows
 
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.scrolls.rows import to_example
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
-from zeroscrolls.text.templates import Template, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
+from zeroscrolls.text.templates import Template
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 

@@ -34,7 +34,7 @@ from transformers.convert_slow_tokenizer import TikTokenConverter  # noqa: E402
 from tests.tiny_models import build_tiny_t5_tokenizer  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.rows import load_examples  # noqa: E402
-from zeroscrolls.text.templates import load_templates  # noqa: E402
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates  # noqa: E402
 from zeroscrolls.text.tokenizers import official_encoding  # noqa: E402
 
 T5_SHAPES: dict[str, dict[str, Any]] = {
@@ -110,7 +110,7 @@ def sample_texts() -> list[str]:
     templates = load_templates(None)
     return [
         text
-        for task in sample.available_tasks("validation")
+        for task in sample.available_tasks("validation", TASKS)
         for example in load_examples(task, "validation", sample, templates)
         for text in (example.input, *example.outputs)
     ]

@@ -24,7 +24,7 @@ from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.engine.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
-from zeroscrolls.text.templates import load_templates  # noqa: E402
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates  # noqa: E402
 
 REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 OVERHEAD_REQUESTS = 10_000

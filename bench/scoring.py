@@ -16,13 +16,14 @@ import statistics
 import time
 from pathlib import Path
 
-from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.core.example import Example
+from zeroscrolls.core.task import Category
+from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.results.scoring import score_benchmark
 from zeroscrolls.suites.scrolls import metric as scrolls_metric
 from zeroscrolls.suites.scrolls.rows import ScrollsExample, parse_options
 from zeroscrolls.suites.scrolls.tasks import TASKS as SCROLLS_TASKS
-from zeroscrolls.tasks import Category, get_task
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import get_task, load_templates
 
 REPETITIONS = 10
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "zeroscrolls"

@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 
 from zeroscrolls.core.errors import ExampleError
-from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.run.planning import fit_example
-from zeroscrolls.text.templates import PromptStyle, Template, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
+from zeroscrolls.text.templates import PromptStyle, Template
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 

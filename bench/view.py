@@ -26,7 +26,7 @@ from tests.synthetic import synthetic_rows  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.engine.runner import RunConfig, execute, plan_run  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
-from zeroscrolls.tasks import TASKS  # noqa: E402
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS  # noqa: E402
 from zeroscrolls.view.collect import collect  # noqa: E402
 from zeroscrolls.view.page import render_page  # noqa: E402
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from zeroscrolls.data.sources import derive_spans
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 
 PER_TASK = 2
 

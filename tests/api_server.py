@@ -35,7 +35,7 @@ from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.run.planning import fit_example, make_request
 from zeroscrolls.run.prompt_cache import common_prefix
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.tokenizers import WhitespaceTokenizer
 from zeroscrolls.text.truncation import Truncator
 

@@ -17,8 +17,9 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 
-from zeroscrolls.cli.options import PROVIDER_OPTION_NAMES
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request, StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.suites.base import Suite

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from tests.real_data import write_real_tasks
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
 SHARED_TASKS = ("gov_report", "summ_screen_fd", "qmsum", "narrative_qa", "qasper", "quality")

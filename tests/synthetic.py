@@ -10,7 +10,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 
 _PARAGRAPHS = [
     "Title: Lyon\nLyon is a city in France on the Rhone.",

@@ -14,9 +14,11 @@ from tests.real_data import write_real_tasks
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
+from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
-from zeroscrolls.text.tokenizers import tiktoken_encoding
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
+from zeroscrolls.text.templates import PromptStyle, build_prompt
+from zeroscrolls.text.tokenizers import AnthropicTokenCounter, tiktoken_encoding
 from zeroscrolls.text.truncation import Truncator
 
 COUNT = "/v1/messages/count_tokens"
@@ -70,7 +72,7 @@ class BPECounter:
 @pytest.mark.parametrize("budget", [300, 1000, 2500])
 def test_the_search_finds_the_longest_fitting_head_in_a_few_counts(task: str, budget: int) -> None:
     example = load_examples(task, "validation", DataSource.parse("sample"))[0]
-    parts = build_prompt(example, load_templates()[task], PromptStyle.CLAUDE_TAGS)
+    parts = build_prompt(example, load_templates()[task], PromptStyle.CLAUDE_TAGS, TASKS[example.task])
     counter = BPECounter()
     fitted = Truncator(counter).fit(parts, budget, 64, chat=True, where=f"{task}/x")
     limit = budget - 64 - 1
@@ -116,3 +118,33 @@ def test_a_run_counts_examples_concurrently_in_a_few_calls_each_and_keeps_them_i
     anthropic_run(data, api_server.url, tmp_path, "--no-cache")
     assert len(api_server.calls(COUNT)) == 2 * first  # --no-cache: nothing kept, nothing read
     assert not list(tmp_path.glob("**/anthropic_token_counts*"))
+
+
+def test_the_prompt_command_counts_a_claude_prompt_through_the_provider(
+    api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
+    example = next(iter(load_examples("qasper", "validation", DataSource.parse("sample"))))
+    result = CliRunner().invoke(
+        app,
+        ["prompt", "--task", "qasper", "--id", example.id, "--model", MODEL, "--max-tokens", "512", "--data", "sample"],
+    )
+    assert result.exit_code == 0, result.output
+    assert example.input[:40] in result.stdout
+    counted = api_server.calls(COUNT)
+    assert counted and {c.body["model"] for c in counted} == {MODEL}  # the provider's count function counted
+
+
+def test_another_provider_given_an_anthropic_tokenizer_counts_through_the_anthropic_provider(
+    api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--tokenizer anthropic:<model>` on the openai provider: the provider registry finds the anthropic provider,
+    whose count function (its endpoint and key from the environment) the counter uses."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
+    provider = OpenAIProvider(tokenizer=f"anthropic:{MODEL}")
+    counter = provider.tokenizer(provider.profile("my-served-claude", 4096))
+    assert isinstance(counter, AnthropicTokenCounter) and counter.model == MODEL
+    assert counter.count("one two three") == 9
+    assert [c.body["model"] for c in api_server.calls(COUNT)] == [MODEL]

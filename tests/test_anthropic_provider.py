@@ -16,7 +16,7 @@ from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import FatalProviderError, Request
 from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.store.cache import GenerationCache
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.zeroscrolls.tasks import get_task
 from zeroscrolls.text.truncation import Truncator
 
 KEY = "sk-ant-test-9a8b7c6d-unique-anthropic-key"

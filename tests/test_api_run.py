@@ -14,7 +14,7 @@ from tests.api_server import GENEROUS_RPM, ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine.runner import RunConfig, plan_run
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 from zeroscrolls.text.tokenizers import load_tokenizer
 
 KEY = "sk-zs-e2e-3c1f9b7a2d-unique-key"

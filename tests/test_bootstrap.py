@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from tests.conftest import REAL_TASKS
-from zeroscrolls.metrics import aggregate, score_examples
+from zeroscrolls.metrics import score_examples
 from zeroscrolls.results.bootstrap import CHUNK_VALUES, METRICS_PER_EXAMPLE, Bootstrap, resample_scores
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.suites.zeroscrolls.metric import aggregate, score_example
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 
 
 def shuffled_gold_scores(real_data_dir: Path, task: str) -> dict[str, dict[str, float]]:
@@ -23,7 +24,7 @@ def shuffled_gold_scores(real_data_dir: Path, task: str) -> dict[str, dict[str, 
     rotated = ids[1:] + ids[:1]
     predictions = {i: golds[j] for i, j in zip(ids, rotated, strict=True)}
     predictions[ids[0]] = golds[ids[0]]  # one exact answer, so accuracy-like tasks are not all zero
-    return score_examples(task, predictions, {i: [golds[i]] for i in ids})
+    return score_examples(task, predictions, {i: [golds[i]] for i in ids}, score_example)
 
 
 @pytest.fixture(scope="module")

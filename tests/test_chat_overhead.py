@@ -11,8 +11,8 @@ from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.tasks import get_task
-from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import get_task, load_templates
+from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import HFTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
@@ -50,7 +50,9 @@ def test_chat_prompts_as_sent_fit_the_budget_at_the_windows_edge(llama_tokenizer
     for task in TASKS:
         budget = get_task(task).generation_budget
         for ex in load_examples(task, "validation", DataSource.parse("sample")):
-            whole = len(llama_tokenizer.encode(build_prompt(ex, TEMPLATES[task], PromptStyle.CHAT).text))
+            whole = len(
+                llama_tokenizer.encode(build_prompt(ex, TEMPLATES[task], PromptStyle.CHAT, get_task(ex.task)).text)
+            )
             # the official fit test's edge (whole prompt = W - B), just beyond it, and a deep cut
             for max_tokens in (whole + budget, whole + budget + 5, whole + budget - 3, whole // 2 + budget):
                 profile = ModelProfile("m", "hf", max_tokens, llama_tokenizer.name, PromptStyle.CHAT)
@@ -67,7 +69,7 @@ def test_openai_chat_models_keep_the_official_9_tokens() -> None:
     truncator = Truncator(tokenizer)
     assert truncator.chat_template_tokens is None
     ex = load_examples("quality", "validation", DataSource.parse("sample"))[0]
-    parts = build_prompt(ex, TEMPLATES["quality"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["quality"], PromptStyle.CHAT, get_task(ex.task))
     fitted = fit_example(ex, TEMPLATES["quality"], profile, truncator)
     keep = 2048 - tokenizer.count(parts.suffix) - 10 - 1 - CHAT_OVERHEAD  # spec §3.4, B = 10
     assert fitted.text == tokenizer.decode(tokenizer.encode(parts.text)[:keep]) + parts.suffix

@@ -14,7 +14,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.models import get_model
 from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.tokenizers import load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 

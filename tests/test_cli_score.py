@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated, write_real_tasks
 from zeroscrolls.cli.main import app
-from zeroscrolls.metrics import score
+from zeroscrolls.suites.zeroscrolls.metric import score
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,8 +16,7 @@ from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, TASKS
 
 
 def naive_run(data: Path, out: Path, name: str, *extra: str) -> Path:

@@ -14,11 +14,12 @@ from typer.testing import CliRunner
 from tests.api_server import ApiServer, collect
 from tests.tiny_models import build_tiny_llama
 from zeroscrolls.cli.main import app
-from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.run.planning import fit_example, make_request, resolve_model
-from zeroscrolls.tasks import get_task
-from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, get_task, load_templates
+from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
 from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
@@ -39,7 +40,7 @@ def example_of(task: str, tokens: int, tokenizer: TokenCounter, style: PromptSty
     """An example whose `style` prompt has exactly `tokens` tokens (each further "the" adds one)."""
 
     def count(words: int) -> int:
-        return tokenizer.count(build_prompt(example(task, words), TEMPLATES[task], style).text)
+        return tokenizer.count(build_prompt(example(task, words), TEMPLATES[task], style, TASKS[task]).text)
 
     words = tokens - count(1) + 1
     assert count(words) == tokens and count(words + 1) == tokens + 1
@@ -77,7 +78,7 @@ def test_a_reasoning_model_below_its_window_gets_the_official_prompt() -> None:
     tokenizer = load_tokenizer(profile.tokenizer)
     ex = example("narrative_qa", 20_000)
     fitted = fit_example(ex, TEMPLATES["narrative_qa"], profile, Truncator(tokenizer))
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
     keep = 8192 - tokenizer.count(parts.suffix) - 64 - 1 - CHAT_OVERHEAD  # spec §3.4: B alone is reserved
     assert fitted.text == tokenizer.decode(tokenizer.encode(parts.text)[:keep]) + parts.suffix
     assert fitted.record.rule == "official"
@@ -109,7 +110,7 @@ async def test_chat_prompts_at_the_window_reserve_the_framing_the_fit_test_leave
     assert (fitted.record.rule, fitted.record.truncated) == (rule, cut)
     assert fitted.record.prompt_tokens + CHAT_OVERHEAD + budget <= 8192
     if not cut:
-        assert fitted.text == build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT).text
+        assert fitted.text == build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task]).text
 
 
 def test_the_rule_is_in_the_records_of_the_run_folder(server: ApiServer, tmp_path: Path) -> None:

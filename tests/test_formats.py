@@ -12,7 +12,8 @@ from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, write_real_tasks
 from tests.synthetic import write_synthetic_tasks
 from zeroscrolls.cli.main import app
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.formats import is_refusal
 from zeroscrolls.results.lenient import extract_answer
 from zeroscrolls.results.scoring import load_predictions, score_benchmark, score_task

@@ -16,11 +16,13 @@ from typer.testing import CliRunner
 from tests.tiny_models import build_tiny_llama, build_tiny_t5
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Generation, Provider, Request
 from zeroscrolls.run.planning import fit_example, make_request, resolve_model
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.text.templates import PromptStyle, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
+from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.truncation import Truncator
 
 QUALITY_ID = "20077_ZF5G55FD_1"

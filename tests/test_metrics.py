@@ -11,8 +11,11 @@ from rouge_score.rouge_scorer import RougeScorer
 
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated
+from zeroscrolls import metrics
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.metrics import accuracy, aggregate, concordance_index, exp_similarity, f1, rouge, score, score_examples
+from zeroscrolls.core.task import Metric
+from zeroscrolls.metrics import accuracy, concordance_index, exp_similarity, f1, rouge, score_examples
+from zeroscrolls.suites.zeroscrolls.metric import aggregate, score, score_example
 
 
 def by_position(predictions: list[str], references: list[list[str]]) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -54,7 +57,7 @@ def test_rouge_two_examples_average_before_the_geometric_mean() -> None:
     predictions, references = by_position(
         ["the cat sat on the mat", "a quick brown fox"], [["the cat was on the mat"], ["the quick brown fox jumps"]]
     )
-    per_example = score_examples("summ_screen_fd", predictions, references)
+    per_example = score_examples("summ_screen_fd", predictions, references, score_example)
     assert [round(per_example["0"][k], 2) for k in rouge.ROUGE_TYPES] == [83.33, 60.0, 83.33]
     assert [round(per_example["1"][k], 2) for k in rouge.ROUGE_TYPES] == [66.67, 57.14, 66.67]
     result = aggregate("summ_screen_fd", per_example)
@@ -282,7 +285,7 @@ def test_score_is_aggregate_of_per_example_values_and_counts(real_data_dir: Path
     for example_id in dropped:
         del predictions[example_id]
     predictions["not-an-id"] = "ignored"
-    per_example = score_examples("qmsum", predictions, references)
+    per_example = score_examples("qmsum", predictions, references, score_example)
     assert set(per_example) == set(golds) - set(dropped)
     assert all(set(v) == {"rouge1", "rouge2", "rougeL"} for v in per_example.values())
     result = score("qmsum", predictions, references)
@@ -293,3 +296,12 @@ def test_no_prediction_at_all_has_no_score_and_test_split_has_nothing_to_score()
     assert score("musique", {}, {"m1": ["Paris"]}) == {"score": None, "num_scored": 0, "num_missing": 1}
     with pytest.raises(UsageError, match="musique example m1: no gold reference"):
         score("musique", {"m1": "Paris"}, {"m1": []})
+
+
+def test_the_metrics_take_a_metric_not_a_zeroscrolls_task_name() -> None:
+    """Any suite's task of an official metric is scored by it, whatever the task is called."""
+    assert metrics.score_example(Metric.ACCURACY, "B", ["B"]) == {"accuracy": 100.0}
+    per_example = {"a": {"accuracy": 100.0}, "b": {"accuracy": 0.0}}
+    assert metrics.aggregate(Metric.ACCURACY, per_example) == {"score": 50.0, "accuracy": 50.0}
+    assert metrics.reference_problem(Metric.ACCURACY, "bob") is not None
+    assert metrics.reference_problem(Metric.F1, "bob") is None

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import BUILTIN_PROVIDERS
+from zeroscrolls.providers.base import BUILTIN_PROVIDERS, tokenizer_for
 from zeroscrolls.providers.models import REGISTRY, ModelProfile, get_model
 from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.tokenizers import OFFLINE_ENCODINGS, AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
@@ -72,7 +72,7 @@ def test_openai_tokenizers_load_offline_or_say_how(name: str, monkeypatch: pytes
 def test_anthropic_tokenizers_load_without_network() -> None:
     for profile in REGISTRY.values():
         if profile.provider == "anthropic":
-            counter = load_tokenizer(profile.tokenizer)
+            counter = tokenizer_for(profile.tokenizer)
             assert isinstance(counter, AnthropicTokenCounter) and counter.model == profile.name
 
 

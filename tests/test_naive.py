@@ -13,8 +13,9 @@ from tests.conftest import REAL_TASKS
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine.runner import RunConfig, plan_run
-from zeroscrolls.providers.naive import SPAN_WORDS, NaiveProvider, baseline
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.providers.naive import NaiveProvider
+from zeroscrolls.suites.naive import SPAN_WORDS, baseline
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 
 DOCUMENT = " ".join(f"w{i}" for i in range(1000))
 

@@ -236,8 +236,9 @@ def test_seq2seq_keeps_the_tail_within_the_encoder_window(tmp_path: Path) -> Non
 
 def test_zeroscrolls_truncation_still_keeps_the_head(tmp_path: Path) -> None:
     """The cut-from-the-start mode is the task's: ZeroSCROLLS' prompts carry no such flag."""
-    ex = resolve_suite("zeroscrolls").load_examples("quality", "validation", DataSource.parse("sample"))[0]
-    parts = build_prompt(ex, resolve_suite("zeroscrolls").load_templates()["quality"], PromptStyle.CHAT)
+    zeroscrolls = resolve_suite("zeroscrolls")
+    ex = zeroscrolls.load_examples("quality", "validation", DataSource.parse("sample"))[0]
+    parts = build_prompt(ex, zeroscrolls.load_templates()["quality"], PromptStyle.CHAT, zeroscrolls.get_task("quality"))
     assert not parts.cut_start
 
 

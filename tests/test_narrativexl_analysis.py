@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from tests.narrativexl_release import make_recall_release, make_release
 from zeroscrolls.cli.main import app
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of, group_examples
 from zeroscrolls.suites.narrativexl.scenes import kept_scenes

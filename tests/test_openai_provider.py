@@ -14,7 +14,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import FatalProviderError, Request
 from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.providers.openai.provider import OpenAIProvider
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.zeroscrolls.tasks import get_task
 from zeroscrolls.text.tokenizers import load_tokenizer
 
 KEY = "sk-test-5f0c1d2e-unique-openai-key"

@@ -21,7 +21,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.output.plots import score_figure
 from zeroscrolls.results.scoring import BenchmarkResult, results_table, score_task
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.tasks import TASKS
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 
 FLAKY = "tests.providers_for_tests:FlakyProvider"
 

@@ -15,6 +15,7 @@ from tests.narrativexl_release import book_rows, make_release, marker, write_boo
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.providers.anthropic import codec
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.models import REGISTRY
@@ -122,8 +123,7 @@ def test_zeroscrolls_requests_carry_no_cache_mark(server: ApiServer, monkeypatch
     plan = plan_run(RunConfig("claude-haiku-4-5", tasks=("qasper",), data=DataSource.parse("sample"), limit=2))
     requests = list(plan.requests().values())
     assert requests and not any(r.cache_document for r in requests)
-    provider = AnthropicProvider()
-    assert all(provider.message_params(r)["messages"][0]["content"] == r.messages[0][1] for r in requests)
+    assert all(codec.message_params(r)["messages"][0]["content"] == r.messages[0][1] for r in requests)
 
 
 def test_cache_writes_and_reads_are_priced_apart() -> None:

@@ -12,8 +12,7 @@ from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, load_templates
 from zeroscrolls.text.tokenizers import load_tokenizer
 
 QUALITY_ID = "20077_ZF5G55FD_1"

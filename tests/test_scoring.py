@@ -12,8 +12,8 @@ from rich.console import Console
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated, write_real_tasks
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import DataSource, Example
-from zeroscrolls.metrics import score
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.scoring import (
     BenchmarkResult,
     TaskResult,
@@ -24,8 +24,9 @@ from zeroscrolls.results.scoring import (
     score_benchmark,
     score_task,
 )
+from zeroscrolls.suites.zeroscrolls.metric import score
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
+from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
 
 FORMAT_SHARE_OF_GOLDS = {task: 1.0 for task in REAL_TASKS}
 """Every real gold is in the form its instruction asks for (Qasper's longest is 38 words, under its 40)."""

@@ -12,8 +12,9 @@ import pytest
 
 from tests.scrolls_rows import SHARED_TASKS, contract_nli_rows, write_rows, write_scrolls_tasks, zeroscrolls_examples
 from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
-from zeroscrolls.data.sources import DataSource, Example, derive_spans
+from zeroscrolls.data.sources import DataSource, derive_spans
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.scrolls.answers import contract_nli_label, official_prediction
@@ -21,7 +22,8 @@ from zeroscrolls.suites.scrolls.rows import load_examples, parse_options, split_
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 from zeroscrolls.suites.scrolls.tasks import CONTRACT_NLI_LABELS, TASKS
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS as ZEROSCROLLS_TASKS
-from zeroscrolls.text.templates import PromptStyle, Template, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
+from zeroscrolls.text.templates import PromptStyle, Template
 from zeroscrolls.text.tokenizers import load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 

@@ -16,7 +16,8 @@ from rich.console import Console
 
 from tests.api_server import ApiServer
 from tests.synthetic import synthetic_rows
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine.runner import PLAN_CHUNK, RunConfig, execute, plan_run
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.suite import SUITE

@@ -15,7 +15,7 @@ from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.submission import SUCCESS_LINE, check_task, load_test_ids, read_submission_csv
-from zeroscrolls.tasks import SUBMISSION_ORDER
+from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER
 
 ROOT = Path(__file__).resolve().parents[1]
 AWKWARD = ["English, German, French", 'He said "no", twice', "line one\nline two\r\nthree", "", "  padded  ", "é 中文"]

@@ -18,14 +18,13 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
-from zeroscrolls.text.templates import load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, load_templates
 
 TINY_SUITE = """
 from dataclasses import replace
 from pathlib import Path
 
-from zeroscrolls.metrics import aggregate_metric, f1
+from zeroscrolls.metrics import aggregate, f1
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.core.task import Category, Metric, Task
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
@@ -37,7 +36,7 @@ SUITE = Suite(
     prompt_folders=(Path(__file__).parent / "tiny_prompts",),
     read_rows=load_examples,
     score_example=lambda task, prediction, refs: {"f1": f1.example_score(prediction, refs)},
-    aggregate_task=lambda task, values: aggregate_metric("f1", values),
+    aggregate_task=lambda task, values: aggregate("f1", values),
 )
 WITH_CSV = replace(SUITE, name="tiny_csv", submission_order=("riddles",), submission_file="riddles.csv")
 """

@@ -22,9 +22,10 @@ from zeroscrolls.engine.runner import RunConfig, plan_run
 from zeroscrolls.metrics import score_examples
 from zeroscrolls.output.plots import run_overview
 from zeroscrolls.results.scoring import load_predictions
+from zeroscrolls.suites.zeroscrolls.metric import score_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 from zeroscrolls.sweep import CSV_COLUMNS, SweepConfig, parse_budgets, truncators
-from zeroscrolls.tasks import TASKS
 from zeroscrolls.text.tokenizers import WhitespaceTokenizer
 from zeroscrolls.text.truncation import Truncator
 
@@ -206,7 +207,9 @@ def test_run_overview_plot_of_a_real_run(synthetic_data: Path, tmp_path: Path) -
     predictions = load_predictions(folder)
     source = DataSource.parse(str(synthetic_data))
     per_example = {
-        task: score_examples(task, preds, {ex.id: ex.outputs for ex in load_examples(task, "validation", source)})
+        task: score_examples(
+            task, preds, {ex.id: ex.outputs for ex in load_examples(task, "validation", source)}, score_example
+        )
         for task, preds in predictions.items()
     }
     path = run_overview(records, per_example, tmp_path / "overview.png")

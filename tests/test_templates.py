@@ -9,11 +9,11 @@ import pytest
 
 from tests.conftest import REAL_TASKS
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import DataSource, Example, derive_spans
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource, derive_spans
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS
-from zeroscrolls.tasks import TASKS
-from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates, num_summaries
+from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, TASKS, load_templates
+from zeroscrolls.text.templates import PromptStyle, build_prompt, num_summaries
 
 TEMPLATES = load_templates()
 
@@ -55,7 +55,7 @@ def spec_prompt(ex: Example, style: PromptStyle) -> str:
 def assert_built_as_the_spec_says(examples: list[Example]) -> None:
     for ex in examples:
         for style in PromptStyle:
-            parts = build_prompt(ex, TEMPLATES[ex.task], style)
+            parts = build_prompt(ex, TEMPLATES[ex.task], style, TASKS[ex.task])
             assert parts.text == spec_prompt(ex, style), f"{ex.task}/{ex.id} {style.value}"
             assert parts.text[parts.document_start : parts.document_end] == ex.document
             end = len(ex.input) if style is PromptStyle.COMPLETION else ex.query_end
@@ -71,7 +71,9 @@ def test_prompts_built_from_template_pieces_match_every_real_row(real_data_dir: 
 def test_prompts_built_from_template_pieces_match_the_sample_and_synthetic_rows(synthetic_data: Path) -> None:
     for source in (DataSource.parse("sample"), DataSource.parse(str(synthetic_data))):
         examples = [
-            ex for task in source.available_tasks("validation") for ex in load_examples(task, "validation", source)
+            ex
+            for task in source.available_tasks("validation", TASKS)
+            for ex in load_examples(task, "validation", source)
         ]
         assert {ex.task for ex in examples} >= set(REAL_TASKS)
         assert_built_as_the_spec_says(examples)
@@ -128,14 +130,14 @@ def test_spec_worked_layout_gov_report() -> None:
 
 def test_completion_style_is_the_dataset_input() -> None:
     ex = _synthetic("narrative_qa", "Tom met Ann in Paris.", "Where?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.COMPLETION)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.COMPLETION, TASKS[ex.task])
     assert parts.text == ex.input
     assert parts.suffix == "... [The rest of the story is omitted]\n\nQuestion:\nWhere?\n\nAnswer:\n"
 
 
 def test_chat_style_spec_example() -> None:
     ex = _synthetic("narrative_qa", "Tom met Ann in Paris. They married in May.", "Where did Tom meet Ann?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
     instruction = TEMPLATES["narrative_qa"].instruction
     assert parts.text == (
         f"{instruction} Do not provide any explanation.\n\nStory:\nTom met Ann in Paris. They married in May."
@@ -150,7 +152,7 @@ def test_chat_style_spec_example() -> None:
 
 def test_chat_style_summaries_get_no_request_and_end_before_the_header() -> None:
     ex = _synthetic("gov_report", "The agency reviewed X.", "")
-    parts = build_prompt(ex, TEMPLATES["gov_report"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["gov_report"], PromptStyle.CHAT, TASKS[ex.task])
     assert parts.text == ex.input[: ex.query_end]
     assert parts.text.endswith("The agency reviewed X.\n\n")
     assert parts.suffix == "... [The rest of the report is omitted]\n\n"
@@ -158,7 +160,7 @@ def test_chat_style_summaries_get_no_request_and_end_before_the_header() -> None
 
 def test_claude_tags_style_spec_example() -> None:
     ex = _synthetic("narrative_qa", "Tom met Ann in Paris. They married in May.", "Where did Tom meet Ann?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CLAUDE_TAGS)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CLAUDE_TAGS, TASKS[ex.task])
     assert parts.text.startswith(
         "You are given a story, which can be either a novel or a movie script, and a question. Answer the "
         "question as concisely as you can, using a single phrase if possible. Do not provide any explanation, "
@@ -178,7 +180,7 @@ def test_claude_tags_per_task(task: str) -> None:
     spans = derive_spans(text, template.context_header, template.query_header, template.response_header)
     assert spans is not None
     ex = Example(task, "x", text, (), *spans)
-    parts = build_prompt(ex, template, PromptStyle.CLAUDE_TAGS)
+    parts = build_prompt(ex, template, PromptStyle.CLAUDE_TAGS, TASKS[ex.task])
     if TASKS[task].is_summarization:
         assert (parts.prefill, parts.stop) == (None, None)
         assert "Do not provide" not in parts.text

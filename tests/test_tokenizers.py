@@ -18,6 +18,7 @@ import tiktoken
 from tests.api_server import ApiServer
 from tests.tiny_models import build_tiny_t5_tokenizer
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.base import tokenizer_for
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.text.tokenizers import (
     OFFLINE_ENCODINGS,
@@ -212,7 +213,7 @@ def count_server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiS
 
 
 def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: ApiServer, tmp_path: Path) -> None:
-    counter = load_tokenizer("anthropic:claude-sonnet-4-0")
+    counter = tokenizer_for("anthropic:claude-sonnet-4-0")
     assert isinstance(counter, AnthropicTokenCounter)
     assert not isinstance(counter, Tokenizer)
     with GenerationCache(tmp_path / "c.sqlite") as cache:
@@ -225,12 +226,12 @@ def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: Api
         )
         assert "sk-ant-test-secret" in first.headers.get("x-api-key", "") + first.headers.get("authorization", "")
         assert counter.count("one two three") == 9
-        again = load_tokenizer("anthropic:claude-sonnet-4-0")  # a new process with the same cache would too
+        again = tokenizer_for("anthropic:claude-sonnet-4-0")  # a new process with the same cache would too
         again.store = cache.token_counts()
         assert again.count("one two three") == 9
         assert len(count_server.received) == 1
         assert counter.count("one two three four") == 10
-        haiku = load_tokenizer("anthropic:claude-3-5-haiku-latest")
+        haiku = tokenizer_for("anthropic:claude-3-5-haiku-latest")
         haiku.store = cache.token_counts()
         assert haiku.count("one two three") == 9  # counts are per model
         assert len(count_server.received) == 3
@@ -241,7 +242,7 @@ def test_anthropic_counts_live_in_the_generation_cache_and_hold_no_secret(
 ) -> None:
     path = tmp_path / "c.sqlite"
     with GenerationCache(path) as cache:
-        counter = load_tokenizer("anthropic:claude-sonnet-4-0")
+        counter = tokenizer_for("anthropic:claude-sonnet-4-0")
         counter.store = cache.token_counts()
         counter.count("a secret document")
     assert b"sk-ant-test-secret" not in path.read_bytes() + Path(f"{path}-wal").read_bytes()
@@ -256,12 +257,12 @@ def test_anthropic_cached_counts_work_without_key_or_network(
     count_server: ApiServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        first = load_tokenizer("anthropic:claude-sonnet-4-0")
+        first = tokenizer_for("anthropic:claude-sonnet-4-0")
         first.store = cache.token_counts()
         assert first.count("seen before") == 8
         monkeypatch.delenv("ANTHROPIC_API_KEY")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-        counter = load_tokenizer("anthropic:claude-sonnet-4-0")
+        counter = tokenizer_for("anthropic:claude-sonnet-4-0")
         counter.store = cache.token_counts()
         assert counter.count("seen before") == 8
         with pytest.raises(UsageError, match="ANTHROPIC_API_KEY.*count-tokens endpoint.*generation cache"):
@@ -269,9 +270,28 @@ def test_anthropic_cached_counts_work_without_key_or_network(
     assert len(count_server.received) == 1
 
 
+def test_anthropic_counting_comes_from_the_provider_not_the_tokenizer_layer() -> None:
+    """The tokenizer layer holds no API client: `load_tokenizer` refuses an Anthropic spec, naming where to get
+    it, and loading it imports no provider; the provider hands its count function in."""
+    script = (
+        "import sys\n"
+        "from zeroscrolls.core.errors import UsageError\n"
+        "from zeroscrolls.text.tokenizers import load_tokenizer\n"
+        "try:\n"
+        "    load_tokenizer('anthropic:claude-sonnet-4-0')\n"
+        "except UsageError as exc:\n"
+        "    print(exc)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('zeroscrolls.providers')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    refusal, providers = done.stdout.splitlines()
+    assert "only the anthropic provider calls" in refusal and "Provider.tokenizer" in refusal
+    assert providers == "[]"
+
+
 def test_anthropic_unknown_model_is_a_usage_error(count_server: ApiServer) -> None:
     with pytest.raises(UsageError, match="does not know the model 'claude-v1.3'"):
-        load_tokenizer("anthropic:claude-v1.3").count("hello")
+        tokenizer_for("anthropic:claude-v1.3").count("hello")
 
 
 # --- batch encoding --------------------------------------------------------------------------------------------------

@@ -12,11 +12,12 @@ from tests.conftest import REAL_TASKS
 from tests.test_templates import real_examples
 from tests.tiny_models import build_tiny_t5_tokenizer
 from zeroscrolls.core.errors import ExampleError
-from zeroscrolls.data.sources import Example, derive_spans
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import get_model
 from zeroscrolls.run.planning import fit_example
-from zeroscrolls.tasks import get_task
-from zeroscrolls.text.templates import PromptStyle, build_prompt, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, get_task, load_templates
+from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import (
     TiktokenTokenizer,
     Tokenizer,
@@ -55,7 +56,7 @@ def official_decoder(tokenizer: Tokenizer, prompt: str, suffix: str, window: int
 
 def test_short_prompt_is_sent_unchanged() -> None:
     ex = example("narrative_qa", "Tom met Ann in Paris.", "Where?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
     fitted = Truncator(WhitespaceTokenizer()).fit(parts, 4096, 64, chat=True)
     assert fitted.text == parts.text
     assert not fitted.record.truncated
@@ -66,7 +67,7 @@ def test_short_prompt_is_sent_unchanged() -> None:
 def test_fit_test_has_no_chat_overhead_and_cut_keeps_9_fewer_tokens() -> None:
     tok = WhitespaceTokenizer()
     ex = example("narrative_qa", " ".join(f"w{i}" for i in range(500)), "Where did Tom meet Ann?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
     n = len(tok.encode(parts.text))
     budget = get_task("narrative_qa").generation_budget
     exact = Truncator(tok).fit(parts, n + budget, budget, chat=True)
@@ -87,7 +88,7 @@ def test_spec_worked_number_gpt35_narrative_qa(real_data_dir: Path, cl100k: Toke
     ex = real_examples(real_data_dir, "narrative_qa")[0]
     profile = get_model("gpt-3.5-turbo")
     assert (profile.max_tokens, profile.prompt_style) == (4096, PromptStyle.CHAT)
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
     fitted = fit_example(ex, TEMPLATES["narrative_qa"], profile, Truncator(cl100k))
     suffix_tokens = len(cl100k.encode(parts.suffix))
     keep = 4096 - suffix_tokens - 64 - 1 - 9
@@ -101,7 +102,7 @@ def test_gpt4_gov_report_fit_threshold(real_data_dir: Path, cl100k: Tokenizer) -
     """GPT-4 on GovReport (B=1024): fits if <= 7168 tokens, else keep = 8192 - |suffix| - 1024 - 10 (spec §3.4)."""
     profile = get_model("gpt-4")
     for ex in real_examples(real_data_dir, "gov_report"):
-        parts = build_prompt(ex, TEMPLATES["gov_report"], PromptStyle.CHAT)
+        parts = build_prompt(ex, TEMPLATES["gov_report"], PromptStyle.CHAT, TASKS[ex.task])
         fitted = fit_example(ex, TEMPLATES["gov_report"], profile, Truncator(cl100k))
         n = len(cl100k.encode(parts.text))
         assert fitted.record.truncated == (n > 7168)
@@ -116,7 +117,7 @@ def test_every_real_row_at_every_budget(real_data_dir: Path, cl100k: Tokenizer, 
         template = TEMPLATES[task]
         budget = get_task(task).generation_budget
         for ex in real_examples(real_data_dir, task):
-            parts = build_prompt(ex, template, style)
+            parts = build_prompt(ex, template, style, TASKS[ex.task])
             query_block = ex.input[ex.query_start : ex.query_end]
             for window in (1024, 2048, 4096, 8192):
                 chat = style is PromptStyle.CHAT
@@ -145,7 +146,7 @@ def test_every_real_row_at_every_budget(real_data_dir: Path, cl100k: Tokenizer, 
 
 def test_budget_too_small_for_the_query_is_a_clear_error() -> None:
     ex = example("quality", "word " * 300, "Which one?\n\n (A) a\n (B) b\n (C) c\n (D) d")
-    parts = build_prompt(ex, TEMPLATES["quality"], PromptStyle.COMPLETION)
+    parts = build_prompt(ex, TEMPLATES["quality"], PromptStyle.COMPLETION, TASKS[ex.task])
     with pytest.raises(ExampleError) as info:
         Truncator(WhitespaceTokenizer()).fit(parts, 60, 10, chat=False, where="quality/ex1")
     message = str(info.value)
@@ -159,7 +160,7 @@ def test_seq2seq_official_hf_truncation(tmp_path: Path) -> None:
     tokenizer = load_tokenizer("hf:" + str(build_tiny_t5_tokenizer(tmp_path / "tok")))
     assert isinstance(tokenizer, Tokenizer) and tokenizer.eos_token_id is not None
     ex = example("qasper", " ".join(["the model reads words"] * 80), "What does the model read?")
-    parts = build_prompt(ex, TEMPLATES["qasper"], PromptStyle.COMPLETION)
+    parts = build_prompt(ex, TEMPLATES["qasper"], PromptStyle.COMPLETION, TASKS[ex.task])
     full = tokenizer.encode(ex.input, add_special_tokens=True)
     assert full[-1] == tokenizer.eos_token_id
     whole = Truncator(tokenizer).fit(parts, len(full), 128, chat=False, encoder_decoder=True)
@@ -189,7 +190,7 @@ class WordCounter:
 
 def test_count_only_tokenizer_keeps_the_longest_fitting_head() -> None:
     ex = example("narrative_qa", " ".join(f"w{i}" for i in range(1000)), "Where did Tom meet Ann?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CLAUDE_TAGS)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CLAUDE_TAGS, TASKS[ex.task])
     counter = WordCounter()
     fitted = Truncator(counter).fit(parts, 400, 64, chat=True, where="narrative_qa/ex1")
     limit = 400 - 64 - 1
@@ -217,7 +218,7 @@ class CharactersEncoded(WhitespaceTokenizer):
 
 def test_a_cut_document_is_tokenized_once() -> None:
     ex = example("narrative_qa", " ".join(f"w{i}" for i in range(5000)), "Where did Tom meet Ann?")
-    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
     tokenizer = CharactersEncoded()
     fitted = Truncator(tokenizer).fit(parts, 1000, 64, chat=True)
     assert fitted.record.truncated
@@ -267,7 +268,9 @@ def test_seq2seq_prompts_encoded_ahead_keep_their_eos(tmp_path: Path) -> None:
     ex = example("narrative_qa", "Tom met Ann in Paris. " * 200, "Where did Tom meet Ann?")
     expected = fit_example(ex, TEMPLATES["narrative_qa"], profile, Truncator(tokenizer))
     ahead = Truncator(tokenizer)
-    ahead.prefetch([build_prompt(ex, TEMPLATES["narrative_qa"], profile.prompt_style)], encoder_decoder=True)
+    ahead.prefetch(
+        [build_prompt(ex, TEMPLATES["narrative_qa"], profile.prompt_style, TASKS[ex.task])], encoder_decoder=True
+    )
     assert fit_example(ex, TEMPLATES["narrative_qa"], profile, ahead) == expected
     assert (
         expected.record.truncated
@@ -280,5 +283,5 @@ def test_a_tokenizer_without_a_batch_encoder_encodes_nothing_ahead() -> None:
     tokenizer = WhitespaceTokenizer()
     truncator = Truncator(tokenizer)
     ex = example("narrative_qa", "Tom met Ann in Paris.", "Where?")
-    truncator.prefetch([build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT)])
+    truncator.prefetch([build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])])
     assert not truncator.batches and tokenizer.count("Tom") == 1 and len(tokenizer._pieces) == 0  # nothing encoded

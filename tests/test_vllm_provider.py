@@ -28,7 +28,8 @@ from zeroscrolls.providers.local.vllm import (
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.run.planning import fit_example, make_request
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
-from zeroscrolls.text.templates import PromptStyle, load_templates
+from zeroscrolls.suites.zeroscrolls.tasks import load_templates
+from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.truncation import Truncator
 
 VLLM_INSTALLED = importlib.util.find_spec("vllm") is not None

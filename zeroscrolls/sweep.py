@@ -20,13 +20,14 @@ import pandas as pd
 from rich.console import Console
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.requests import Request
 from zeroscrolls.engine.runner import Plan, RunConfig, RunResult, Totals, estimate, execute, keep_counts, plan_run
 from zeroscrolls.output import plots, runfolder
-from zeroscrolls.output.report import markdown_table
-from zeroscrolls.providers.base import Request, option_flag
+from zeroscrolls.providers.base import option_flag
 from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
 from zeroscrolls.results.compare import SHORT_NAMES
 from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK
+from zeroscrolls.results.tables import markdown_table
 from zeroscrolls.run.planning import resolve_model
 from zeroscrolls.run.values import check_folder_name, folder_name
 from zeroscrolls.store.cache import GenerationCache

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
 
 Stratifier = Callable[[Mapping[str, Any]], Hashable]
 """An example's facts -> its stratum (any value that sorts with the others)."""

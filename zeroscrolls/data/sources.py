@@ -1,7 +1,8 @@
-"""Where rows come from (a local folder, the Hugging Face Hub, the bundled sample) and the `Example` they become.
+"""Where rows come from: a local folder, the Hugging Face Hub, the bundled sample.
 
 A data folder holds `<task>/<split>.jsonl` (the layout of the official zips, spec §2.4); a suite's row reader
-(`suites/<name>/rows.py`) turns its rows into `Example`s, whose document and query spans follow spec §2.2.
+(`suites/<name>/rows.py`) turns its rows into `Example`s (`core/example.py`), whose document and query spans follow
+spec §2.2.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any
 
 from zeroscrolls.core.connection import connect_failure, hub_unreachable
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.tasks import TASKS
 
 HUB_REPO = "tau/zero_scrolls"
 SPLITS = ("validation", "test")
@@ -27,53 +27,6 @@ DATA_HINT = (
     "Hugging Face Hub"
 )
 """What `--data` may be, as a missing folder's message says it (a suite reading another layout says its own)."""
-
-Fact = str | int | tuple[int, ...] | None
-"""One value of `Example.facts`: a label, a count, offsets, or None where the data has no such value."""
-
-
-@dataclass(frozen=True)
-class Example:
-    """One benchmark example: the official `input` and where its document and query lie inside it."""
-
-    task: str
-    id: str
-    input: str
-    outputs: tuple[str, ...]
-    """Every reference, in file order (empty on the test split)."""
-    document_start: int
-    document_end: int
-    query_start: int
-    """Offset of the query header, or of the response header for tasks without a query (spec §2.2)."""
-    query_end: int
-    """Offset just past the query text; `input[query_end:]` is the response header block."""
-    truncation_separator: str | None = None
-    """The row's own `truncation_seperator` (sic), when the data has one."""
-    facts: Mapping[str, Fact] = dataclasses.field(default_factory=dict, hash=False)
-    """What the data knows about the example beyond its text, for analyses that group examples by it (NarrativeXL:
-    book, row, question type, retention demand, true scene, scene offsets); empty for suites without such facts."""
-
-    @property
-    def document(self) -> str:
-        return self.input[self.document_start : self.document_end]
-
-    @property
-    def query(self) -> str:
-        """The query text without its header ('' for tasks without a query)."""
-        block = self.input[self.query_start : self.query_end]
-        return block.split("\n", 1)[1] if "\n" in block else ""
-
-    def without_document(self) -> Example:
-        """This example with an empty document: what scoring needs (instruction, query, references) once its
-        prompt has been sent, without holding the document for the rest of the run."""
-        cut = self.document_end - self.document_start
-        return dataclasses.replace(
-            self,
-            input=self.input[: self.document_start] + self.input[self.document_end :],
-            document_end=self.document_start,
-            query_start=self.query_start - cut,
-            query_end=self.query_end - cut,
-        )
 
 
 @dataclass(frozen=True)
@@ -128,9 +81,9 @@ class DataSource:
             self._fetched[name] = fetch()
         return self._fetched[name]
 
-    def available_tasks(self, split: str, tasks: Iterable[str] = TASKS) -> list[str]:
-        """Which of `tasks` (default: ZeroSCROLLS' ten) this source holds for `split`; the hub is assumed to
-        hold them all."""
+    def available_tasks(self, split: str, tasks: Iterable[str]) -> list[str]:
+        """Which of `tasks` (a suite's task names) this source holds for `split`; the hub is assumed to hold them
+        all."""
         if self.kind == "hub":
             return list(tasks)
         return [t for t in tasks if self.task_file(t, split) is not None]

@@ -15,9 +15,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
+from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.output import runfolder
-from zeroscrolls.providers.base import Generation, Request
 from zeroscrolls.results.scoring import BenchmarkResult, TaskResult, score_task, unscored_task
 from zeroscrolls.run.values import ExampleResult, Plan, PlannedExample
 from zeroscrolls.store.failures import cannot_write

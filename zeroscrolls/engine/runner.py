@@ -29,13 +29,15 @@ from rich.table import Table
 
 from zeroscrolls.core.credentials import MASK, without_credentials
 from zeroscrolls.core.errors import ExampleError, StorageError, UsageError
+from zeroscrolls.core.example import Example
+from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.core.task import Task
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine.collecting import NOT_SENT, Results, cannot_write_run, postprocess
 from zeroscrolls.engine.progress import PlainProgress
 from zeroscrolls.engine.scheduler import CostCap, generate_all, generate_claimed
 from zeroscrolls.output import runfolder
-from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+from zeroscrolls.providers.base import FatalProviderError, Provider
 from zeroscrolls.providers.batch import batched, refuse_paying_twice
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.run.planning import fit_example, make_request, resolve_model
@@ -332,12 +334,16 @@ def estimate_table(plan: Plan, estimates: Sequence[TaskEstimate]) -> Table:
         show_edge=False,
         pad_edge=False,
         collapse_padding=True,
-        caption="unfit: too long for the budget even without a document; tokens: prompt tokens after truncation; "
-        "cut: prompts whose document was truncated; min/max $: no output at all / every generation budget (and "
-        "reasoning budget) used up",
+        padding=0,  # one space between columns: NarrativeXL's long task names leave no more at 80 columns
+        caption_justify="left",
     )
     unfit = any(e.unsendable for e in estimates)
-    columns = ["task", "examples", "unfit", "cached", "to send", "tokens", "cut", "min $", "max $"]
+    legend = "unfit: too long for the budget even without a document; " if unfit else ""  # only columns shown
+    table.caption = (
+        f"{legend}send: requests the cache lacks; tokens: prompt tokens after truncation; cut: prompts whose "
+        "document was truncated; min/max $: no output at all / every generation budget (and reasoning budget) used up"
+    )
+    columns = ["task", "examples", "unfit", "cached", "send", "tokens", "cut", "min $", "max $"]
     for column in columns if unfit else [c for c in columns if c != "unfit"]:
         table.add_column(column, justify="left" if column == "task" else "right", no_wrap=True)
     total = TaskEstimate(

@@ -24,7 +24,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, C
 from contextlib import aclosing, suppress
 
 from zeroscrolls.core.errors import StorageError, UsageError
-from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request, StreamingProvider
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, Provider, StreamingProvider
 from zeroscrolls.store.cache import Claimant, ClaimRenewer, GenerationCache
 
 OnGeneration = Callable[[Request, Generation], Generation]

@@ -1,9 +1,10 @@
-"""The official ZeroSCROLLS metrics (spec §4): per-example values, task aggregation and the task score.
+"""The official ZeroSCROLLS metrics (spec §4), by metric: per-example values, task aggregation and the task score.
 
-`score_examples` gives each predicted example its sub-metric values on 0-100 (unrounded); `aggregate` turns any
-set of those into the task-level dict, with "score" and sub-metrics rounded to 4 decimals as the official wrapper
-does (spec §4.1); `score` is `aggregate(score_examples(...))` plus the counts `num_scored` and `num_missing`.
-Resampling ids and calling `aggregate` gives bootstrap intervals of exactly the task score.
+`score_example` gives one example its sub-metric values on 0-100 (unrounded) under a `Metric`; `aggregate` turns
+any set of those into the task-level dict, with "score" and sub-metrics rounded to 4 decimals as the official
+wrapper does (spec §4.1). `score_examples` and `score` run a benchmark's own scorer (a suite's `score_example` and
+`aggregate_task`, which know its tasks' metrics) over a task's predictions. Resampling ids and calling `aggregate`
+gives bootstrap intervals of exactly the task score.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import Metric
 from zeroscrolls.metrics import accuracy, concordance_index, exp_similarity, f1, rouge
-from zeroscrolls.tasks import TASKS, Metric, get_task
 
 _MEAN_METRICS = {
     Metric.F1: f1,
@@ -30,18 +31,17 @@ _REFERENCE_CHECKS: dict[Metric, Callable[[str], str | None]] = {
 """Metrics that parse their references (a letter, a percentage, summary ids) and fail on one they cannot read."""
 
 
-def reference_problem(task: str, reference: str) -> str | None:
-    """Why the official metric of `task` cannot score against `reference`, or None (it can, or `task` is no
-    ZeroSCROLLS task). The row readers ask it of every gold as they read and count the rows, so a bad one stops a
-    run before anything is paid for, not at scoring."""
-    info = TASKS.get(task)
-    check = _REFERENCE_CHECKS.get(info.metric) if info is not None else None
+def reference_problem(metric: Metric, reference: str) -> str | None:
+    """Why `metric` cannot score against `reference`, or None (it can, or it reads any reference). Row readers ask
+    it of every gold as they read and count the rows, so a bad one stops a run before anything is paid for, not at
+    scoring."""
+    check = _REFERENCE_CHECKS.get(metric)
     return check(reference) if check is not None else None
 
 
-def score_example(task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:
-    """One example's sub-metric values on 0-100: {"rouge1", "rouge2", "rougeL"} or {metric name: value}."""
-    metric = get_task(task).metric
+def score_example(metric: Metric, prediction: str, references: Sequence[str]) -> dict[str, float]:
+    """One example's sub-metric values on 0-100 under `metric` (ROUGE, F1, accuracy, exponential similarity or
+    concordance index): {"rouge1", "rouge2", "rougeL"} or {metric name: value}."""
     if metric is Metric.ROUGE:
         return rouge.example_scores(prediction, references)
     return {metric.value: _MEAN_METRICS[metric].example_score(prediction, references)}
@@ -57,10 +57,10 @@ def score_examples(
     task: str,
     predictions: Mapping[str, str],
     references: Mapping[str, Sequence[str]],
-    score_one: ExampleScorer = score_example,
+    score_one: ExampleScorer,
 ) -> dict[str, dict[str, float]]:
     """Per-example values for every id that has both a prediction and references (others are left out);
-    `score_one` is the benchmark's metric (ZeroSCROLLS' by default)."""
+    `score_one` is the benchmark's metric."""
     per_example = {}
     for example_id, refs in references.items():
         if example_id not in predictions:
@@ -78,24 +78,18 @@ def score_examples(
     return per_example
 
 
-def aggregate(task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """The task-level "score" and sub-metrics from per-example values, rounded to 4 decimals (spec §4.1, §4.7).
-
-    With no examples every value is 0.0.
-    """
-    return aggregate_metric(get_task(task).metric.value, per_example)
-
-
-def aggregate_metric(metric: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """`aggregate` by metric name, for any benchmark: "rouge" gives the geometric mean of the averaged R1, R2, RL;
-    any other name the mean of that per-example value. Rounded to 4 decimals after the geometric mean."""
+def aggregate(metric: Metric | str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """The task-level "score" and sub-metrics from per-example values, rounded to 4 decimals (spec §4.1, §4.7), for
+    any benchmark: ROUGE gives the geometric mean of the averaged R1, R2, RL; any other metric (or the name of a
+    per-example value) the mean of that value. With no examples every value is 0.0."""
+    name = metric.value if isinstance(metric, Metric) else metric
     values = list(per_example.values())
-    if metric == Metric.ROUGE.value:
+    if name == Metric.ROUGE.value:
         result = rouge.aggregate(values)
     else:
-        mean = fmean(v[metric] for v in values) if values else 0.0
-        result = {"score": mean, metric: mean}
-    return {name: round(value, 4) for name, value in result.items()}
+        mean = fmean(v[name] for v in values) if values else 0.0
+        result = {"score": mean, name: mean}
+    return {key: round(value, 4) for key, value in result.items()}
 
 
 def score(
@@ -103,12 +97,13 @@ def score(
     predictions: Mapping[str, str],
     references: Mapping[str, Sequence[str]],
     *,
-    score_one: ExampleScorer = score_example,
-    aggregate_all: Aggregator = aggregate,
+    score_one: ExampleScorer,
+    aggregate_all: Aggregator,
 ) -> dict[str, float | None]:
-    """The task score (key "score", 0-100), its sub-metrics, `num_scored` and `num_missing` (reference ids
-    without a prediction; they are left out of the score). Prediction ids without references are ignored. With
-    no example scored there is no score: {"score": None} and the counts, never a 0 that would pull a mean down."""
+    """The task score (key "score", 0-100) under a benchmark's scorer and aggregation, its sub-metrics,
+    `num_scored` and `num_missing` (reference ids without a prediction; they are left out of the score). Prediction
+    ids without references are ignored. With no example scored there is no score: {"score": None} and the counts,
+    never a 0 that would pull a mean down."""
     per_example = score_examples(task, predictions, references, score_one)
     num_missing = sum(1 for example_id in references if example_id not in predictions)
     metrics: dict[str, float | None] = {**aggregate_all(task, per_example)} if per_example else {"score": None}

@@ -10,32 +10,14 @@ from typing import Any
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
 from zeroscrolls.results.scoring import PARTIAL_MARK, BenchmarkResult
+from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.suites.breakdowns import rows as breakdown_rows
 
 SHOWN_IDS = 5
-SINGLE_SAMPLE_NOTE = (
-    "scores are single samples, not greedy decodes: the provider cannot decode greedily (the Anthropic Messages API "
-    "takes no temperature or top_k), so a rerun without the cache may score differently"
-)
 STAND_IN_NOTE = (
     "not a real model: the answers come from `zeroscrolls serve-mock` on this machine, short and the same every "
     "time, at no cost; the scores say nothing about any model"
 )
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A GitHub-flavoured Markdown table; numbers right-aligned, `|` in cells escaped."""
-
-    def cell(value: Any) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    numeric = [bool(rows) and all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
-    lines = [
-        "| " + " | ".join(headers) + " |",
-        "|" + "|".join("---:" if right else "---" for right in numeric) + "|",
-    ]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
 
 
 def render_run_report(

@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from zeroscrolls.core.errors import UsageError
-    from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+    from zeroscrolls.core.requests import Generation, Request
+    from zeroscrolls.providers.base import FatalProviderError, Provider
     from zeroscrolls.providers.models import ModelProfile
     from zeroscrolls.text.templates import PromptStyle
     from zeroscrolls.text.tokenizers import BatchEncoder, TokenCounter, Tokenizer
 
 _PUBLIC = {
     "Provider": "zeroscrolls.providers.base",
-    "Request": "zeroscrolls.providers.base",
-    "Generation": "zeroscrolls.providers.base",
+    "Request": "zeroscrolls.core.requests",
+    "Generation": "zeroscrolls.core.requests",
     "FatalProviderError": "zeroscrolls.providers.base",
     "ModelProfile": "zeroscrolls.providers.models",
     "PromptStyle": "zeroscrolls.text.templates",

@@ -32,7 +32,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import FatalProviderError, Generation, PromptCache, Provider, Request
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, PromptCache, Provider
 from zeroscrolls.providers.http.provider import APIProvider, Reply
 from zeroscrolls.providers.http.retry import Action, Verdict
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
@@ -40,7 +41,8 @@ from zeroscrolls.store.batches import SUBMITTING, SUCCEEDED, BatchRecord, BatchS
 from zeroscrolls.text.tokenizers import TokenCounter
 
 if TYPE_CHECKING:
-    from zeroscrolls.data.sources import DataSource, Example
+    from zeroscrolls.core.example import Example
+    from zeroscrolls.data.sources import DataSource
     from zeroscrolls.suites.base import Suite
 
 T = TypeVar("T")

@@ -1,4 +1,5 @@
-"""The paper's naive baselines (spec §7) as a provider: no key, no GPU, no network.
+"""The paper's naive baselines (spec §7) as a provider: no key, no GPU, no network. The rules are the suites'
+(`suites/naive.py`, and a suite's own `Suite.naive_baseline`); this module answers requests with them.
 
 Spans are drawn from `Request.document`, the document as a model would see it after truncation, so a smaller
 `--max-tokens` changes what the baseline can pick. Each request gets its own generator seeded from (seed, task,
@@ -19,63 +20,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.providers.base import Generation, Request, StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.text.templates import summaries_in
+from zeroscrolls.suites.naive import DEFAULT_SEED, READ_ALONG_OPTIONS, RULES_VERSION, baseline
 
 if TYPE_CHECKING:
-    from zeroscrolls.data.sources import DataSource, Example
+    from zeroscrolls.core.example import Example
+    from zeroscrolls.data.sources import DataSource
     from zeroscrolls.suites.base import NaiveRule, Suite
 
-DEFAULT_SEED = 0
-RULES_VERSION = 1
-"""Bumped when a baseline rule changes, so cached predictions of the old rules are not reused."""
-
-SPAN_WORDS = {"gov_report": 500, "summ_screen_fd": 200, "qmsum": 50, "squality": 120, "narrative_qa": 4}
-"""spec §7: length in words of the random document span predicted for each task."""
-QASPER_SPAN_WORDS = 15
-QASPER_FIXED = ("Yes", "No", "Unanswerable")
-READ_ALONG_OPTIONS = 6
-"""NarrativeXL's read-along questions have six options, the sixth always "None of the above." (chance: 1/6)."""
 ALWAYS_LAST_OPTION = "naive-always-6"
 """The model that answers option 6 to every read-along question: its accuracy is the share of questions whose
 answer is "None of the above."; other tasks get the naive rules."""
-
-
-def random_span(words: Sequence[str], length: int, rng: random.Random) -> str:
-    """`length` consecutive words at a random start (the whole document when shorter)."""
-    if len(words) <= length:
-        return " ".join(words)
-    start = rng.randrange(len(words) - length + 1)
-    return " ".join(words[start : start + length])
-
-
-def baseline(task: str, document: str, prompt: str, rng: random.Random) -> str:
-    """The naive prediction for one example of `task` (spec §7)."""
-    if task in SPAN_WORDS:
-        return random_span(document.split(), SPAN_WORDS[task], rng)
-    if task == "qasper":
-        # The paper names four outcomes and no weights: each is drawn with probability 1/4.
-        choice = rng.randrange(len(QASPER_FIXED) + 1)
-        return (
-            QASPER_FIXED[choice]
-            if choice < len(QASPER_FIXED)
-            else random_span(document.split(), QASPER_SPAN_WORDS, rng)
-        )
-    if task == "musique":
-        return "Unanswerable"
-    if task == "contract_nli":
-        return "Not mentioned"  # SCROLLS: the stand-in without a train split to learn the per-hypothesis majority
-    if task == "quality":
-        return rng.choice("ABCD")
-    if task == "read_along":
-        return str(rng.randint(1, READ_ALONG_OPTIONS))
-    if task == "space_digest":
-        return "50%"
-    if task == "book_sum_sort":
-        n = summaries_in(prompt)
-        if n is None:
-            raise ValueError("the prompt does not open with 'You are given N summaries'")
-        return ", ".join(str(i) for i in range(1, n + 1))
-    raise ValueError(f"no naive baseline for task {task!r}")
 
 
 class NaiveProvider(StreamingProvider):

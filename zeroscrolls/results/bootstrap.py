@@ -1,9 +1,10 @@
 """Bootstrap confidence intervals of task scores, of the benchmark average, and of paired differences.
 
-Ids are resampled with replacement and the task score is recomputed with `metrics.aggregate` on each resample, so
-ROUGE intervals are intervals of the geometric mean of averaged R1/R2/RL, not of per-example means. Every task
-score is a function of its sub-metrics' example means (spec §4.1, §4.7), so the aggregate of a resample equals
-the aggregate of one row holding the resample's means: the means come from numpy, `aggregate` does the rest.
+Ids are resampled with replacement and the task score is recomputed with the suite's `aggregate_task` on each
+resample, so ROUGE intervals are intervals of the geometric mean of averaged R1/R2/RL, not of per-example means.
+Every task score is a function of its sub-metrics' example means (spec §4.1, §4.7), so the aggregate of a resample
+equals the aggregate of one row holding the resample's means: the means come from numpy, `aggregate_task` does the
+rest.
 Each task draws from its own seeded generator, so a task's interval is the same alone or inside an average.
 Resamples are drawn and scored in chunks of at most `CHUNK_VALUES` gathered values, so memory stays flat however
 many examples there are (never a resamples x examples matrix of a large task).
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from zeroscrolls.metrics import Aggregator, aggregate
+from zeroscrolls.metrics import Aggregator
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.breakdowns import Analysis, Breakdown, Group, Groupings
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
@@ -137,9 +138,16 @@ class Bootstrap:
         return Interval(estimate, float(low), float(high), n)
 
 
-def resample_scores(task: str, per_example: PerExample, ids: Sequence[str], idx: np.ndarray) -> np.ndarray:
-    """The task score of each resample; row r of `idx` lists positions in `ids` (with repeats)."""
-    return _resample(task, *_values(per_example, ids), idx)
+def resample_scores(
+    task: str,
+    per_example: PerExample,
+    ids: Sequence[str],
+    idx: np.ndarray,
+    score: Aggregator = ZEROSCROLLS.aggregate_task,
+) -> np.ndarray:
+    """The task score of each resample by `score`, a suite's `aggregate_task`; row r of `idx` lists positions in
+    `ids` (with repeats)."""
+    return _resample(task, *_values(per_example, ids), idx, score)
 
 
 def _values(per_example: PerExample, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -148,9 +156,7 @@ def _values(per_example: PerExample, ids: Sequence[str]) -> tuple[list[str], np.
     return names, np.array([[per_example[i][name] for name in names] for i in ids], dtype=float)
 
 
-def _resample(
-    task: str, names: list[str], values: np.ndarray, idx: np.ndarray, score: Aggregator = aggregate
-) -> np.ndarray:
+def _resample(task: str, names: list[str], values: np.ndarray, idx: np.ndarray, score: Aggregator) -> np.ndarray:
     means = values[idx].mean(axis=1)
     return np.array([score(task, {"resample": dict(zip(names, row, strict=True))})["score"] for row in means])
 

@@ -18,13 +18,14 @@ from rich import box
 from rich.table import Table
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.data.sampling import Selection, run_selection
-from zeroscrolls.data.sources import DataSource, Example, run_data_source
-from zeroscrolls.output.report import SINGLE_SAMPLE_NOTE, markdown_table
+from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
 from zeroscrolls.results.formats import FormatAnalysis
 from zeroscrolls.results.scoring import PARTIAL_MARK, load_predictions, score_benchmark
+from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.suites.zeroscrolls.paper import PAPER as ZEROSCROLLS_PAPER
@@ -295,11 +296,16 @@ def rich_tables(c: Comparison, boot: Bootstrap) -> list[Table]:
     """Terminal layout: one row per task (runs and the difference as columns, narrow enough for a terminal),
     then the paper's rows in its own column layout when asked for."""
     measured = [r for r in c.rows if r.kind != "paper"]
-    table = Table(box=box.SIMPLE_HEAD, caption=_caption(c, boot), caption_justify="left", show_edge=False)
+    runs = [r.label for r in measured if r.kind == "run"]
+    # run names are too long for column headers at 80 columns: the columns are numbered, the caption names them
+    legend = "; ".join(f"run {i}: {label}" for i, label in enumerate(runs, 1))
+    caption = f"{legend}. {_caption(c, boot)}"
+    table = Table(box=box.SIMPLE_HEAD, caption=caption, caption_justify="left", show_edge=False)
     table.add_column("task", no_wrap=True)
-    table.add_column("ids", justify="right")
+    table.add_column("ids", justify="right", no_wrap=True)
     for row in measured:
-        table.add_column(row.label, justify="right", overflow="fold")
+        header = f"run {runs.index(row.label) + 1}" if row.kind == "run" else "run 2 - 1"
+        table.add_column(header, justify="right", no_wrap=True)
     for column in c.columns:
         if column == AVERAGE:
             table.add_section()

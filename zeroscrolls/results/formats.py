@@ -17,13 +17,13 @@ from typing import Any
 from rich import box
 from rich.table import Table
 
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import AnswerForm, Task
-from zeroscrolls.data.sources import Example
 from zeroscrolls.metrics.concordance_index import parse_ids
 from zeroscrolls.results.lenient import lenient_scores
 from zeroscrolls.suites.base import ChoiceLister, Suite
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.zeroscrolls.tasks import get_task
 from zeroscrolls.text.templates import num_summaries
 
 _PLACE = r"(?:text|story|passage|article|document|context|paper|book|transcript|meeting|reviews?|information given)"

@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from text_to_num import alpha2digit
 
 from zeroscrolls.core.task import AnswerForm
-from zeroscrolls.metrics import ExampleScorer, score_example
+from zeroscrolls.metrics import ExampleScorer
 from zeroscrolls.metrics.concordance_index import parse_ids
 from zeroscrolls.metrics.exp_similarity import parse_percentage
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.zeroscrolls.metric import score_example
+from zeroscrolls.suites.zeroscrolls.tasks import get_task
 
 _LETTER = r"\(?([A-D]\b|[a-d](?=\)|[.:]|\s*$))\)?"
 """A letter: a capital one, or a lower-case one closed by ")", ".", ":" or the end ("a man" is no answer)."""

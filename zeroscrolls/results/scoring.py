@@ -21,8 +21,8 @@ from rich import box
 from rich.table import Table
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import AnswerForm, Metric, Task
-from zeroscrolls.data.sources import Example
 from zeroscrolls.metrics import score_examples
 from zeroscrolls.metrics.accuracy import first_letter
 from zeroscrolls.metrics.concordance_index import parse_ids
@@ -32,7 +32,7 @@ from zeroscrolls.suites.base import ChoiceLister, Suite
 from zeroscrolls.suites.breakdowns import Analysis
 from zeroscrolls.suites.breakdowns import rows as breakdown_rows
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.zeroscrolls.tasks import get_task
 
 _METRIC_LABELS = {
     Metric.ROUGE: "ROUGE",
@@ -409,11 +409,17 @@ def results_table(result: BenchmarkResult) -> Table:
     """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
     clearly labelled partial mean over the fully scored tasks) in the last row and the caption."""
     title, name = result.suite.title, result.suite.scores_name
-    table = Table(title=f"{name} scores, {result.label}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table = Table(
+        title=f"{name} scores, {result.label}",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,  # two spaces between columns: NarrativeXL's long task names fit 80 columns
+    )
     table.add_column("task", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     for column in ("score", "R1", "R2", "RL", "scored", "format"):
-        table.add_column(column, justify="right")
+        table.add_column(column, justify="right", no_wrap=True)
     for r in result.tasks.values():
         table.add_row(
             r.task,

@@ -22,7 +22,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.scoring import load_predictions
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.tasks import SUBMISSION_ORDER
+from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER
 
 COLUMNS = ["Task", "ID", "Prediction"]
 NA_MARKER = "!@#$%^&*()"

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from zeroscrolls.core.example import Example
+from zeroscrolls.core.requests import Request
 from zeroscrolls.core.task import DEFAULT_SUITE, Task
-from zeroscrolls.data.sources import Example
-from zeroscrolls.providers.base import Provider, Request, check_options, resolve_provider
+from zeroscrolls.providers.base import Provider, check_options, resolve_provider
 from zeroscrolls.providers.models import ModelProfile, get_model
-from zeroscrolls.tasks import get_task
+from zeroscrolls.suites.zeroscrolls.tasks import get_task
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 from zeroscrolls.text.truncation import FittedPrompt, Truncator
 

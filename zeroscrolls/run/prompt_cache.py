@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from zeroscrolls.providers.base import Provider, Request
+from zeroscrolls.core.requests import Request
+from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.models import ModelProfile
 
 OPENING_CHARS = 512

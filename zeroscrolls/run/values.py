@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.example import Example
+from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE
 from zeroscrolls.data.sampling import Selection
-from zeroscrolls.data.sources import DataSource, Example
-from zeroscrolls.providers.base import Generation, Provider, Request
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch import BatchSettings
 from zeroscrolls.providers.models import WHOLE_DOCUMENT, ModelProfile
 from zeroscrolls.results.scoring import BenchmarkResult

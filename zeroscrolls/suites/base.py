@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.plugins import find, installed, load_target
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
 from zeroscrolls.data.sampling import Selection, sample_indices, select
-from zeroscrolls.data.sources import DATA_HINT, HUB_REPO, DataSource, Example, hub_revision
+from zeroscrolls.data.sources import DATA_HINT, HUB_REPO, DataSource, hub_revision
 from zeroscrolls.metrics import Aggregator, ExampleScorer
 from zeroscrolls.suites.breakdowns import Groupings
 from zeroscrolls.suites.paper import PaperTable

@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
-from zeroscrolls.data.sources import Example
-from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, TASKS
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -80,11 +79,6 @@ class Template(BaseModel):
         """Short content hash, recorded in run manifests so runs with other templates are told apart."""
         payload = self.model_dump_json().encode()
         return hashlib.sha256(payload).hexdigest()[:16]
-
-
-def load_templates(directory: Path | None = None) -> dict[str, Template]:
-    """Templates of ZeroSCROLLS' ten tasks: the packaged ones, with files in `directory` (if given) first."""
-    return read_templates(list(TASKS), (PROMPTS,), directory)
 
 
 def read_templates(
@@ -174,12 +168,10 @@ def summaries_in(prompt: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def build_prompt(example: Example, template: Template, style: PromptStyle, task: Task | None = None) -> PromptParts:
+def build_prompt(example: Example, template: Template, style: PromptStyle, task: Task) -> PromptParts:
     """The untruncated prompt of `example` in `style` (spec §3.1-§3.3), built from the template's pieces around
     the example's document and query, so `--prompts` changes what is sent. With the packaged templates the
-    completion prompt is the dataset's `input` byte for byte. `task` is the example's task in its suite
-    (default: the ZeroSCROLLS task of that name)."""
-    task = task or TASKS[example.task]
+    completion prompt is the dataset's `input` byte for byte. `task` is the example's task in its suite."""
     separator = example.truncation_separator or template.truncation_separator
     if task.fixed_prompt:
         end = example.document_end  # everything after the document survives truncation whole

@@ -1,9 +1,9 @@
 """Tokenizers used for truncation: the model's own, behind two small protocols.
 
 `Tokenizer` encodes and decodes token ids (tiktoken, Hugging Face); `TokenCounter` only counts (Anthropic's
-count-tokens endpoint, through the anthropic provider's client), which truncation handles by searching the longest
-document head that fits. `load_tokenizer(spec)` reads a profile's spec; transformers and the Anthropic SDK are
-imported only when a spec needs them, so the core package never imports torch.
+count-tokens endpoint, through a count function the anthropic provider hands to `AnthropicTokenCounter`), which
+truncation handles by searching the longest document head that fits. `load_tokenizer(spec)` reads a profile's
+spec; transformers is imported only when a spec needs it, so the core package never imports torch.
 """
 
 from __future__ import annotations
@@ -393,7 +393,8 @@ class AnthropicTokenCounter:
 
 def load_tokenizer(spec: str) -> TokenCounter:
     """A tokenizer from a profile's spec: 'whitespace', 'tiktoken:<encoding or OpenAI model>',
-    'hf:<Hub id or folder>', 'anthropic:<model>'."""
+    'hf:<Hub id or folder>'. 'anthropic:<model>' is refused here: only the anthropic provider can count it, and it
+    builds the `AnthropicTokenCounter` with its own count function, so this layer imports no provider."""
     kind, _, arg = spec.partition(":")
     if kind == "whitespace" and not arg:
         return WhitespaceTokenizer()
@@ -402,9 +403,11 @@ def load_tokenizer(spec: str) -> TokenCounter:
     if kind == "hf" and arg:
         return load_hf_tokenizer(arg)
     if kind == "anthropic" and arg:
-        from zeroscrolls.providers.anthropic.provider import AnthropicProvider  # the provider's client counts
-
-        return AnthropicProvider().token_counter(arg)
+        raise UsageError(
+            f"the tokenizer {spec!r} counts with Anthropic's count-tokens endpoint, which only the anthropic "
+            "provider calls: get it from the provider (`Provider.tokenizer(profile)`, or "
+            "`zeroscrolls.providers.base.tokenizer_for(spec)`)"
+        )
     raise UsageError(
         f"unknown tokenizer {spec!r}; use whitespace, tiktoken:<encoding or OpenAI model>, hf:<Hub id or folder> "
         "or anthropic:<model>"

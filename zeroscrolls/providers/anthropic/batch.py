@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anthropic
 from anthropic.types.messages import MessageBatch, MessageBatchIndividualResponse
 
-from zeroscrolls.providers.base import Request
+from zeroscrolls.core.requests import Request
+from zeroscrolls.providers.anthropic import codec
 from zeroscrolls.providers.batch import BatchAPI, BatchStatus, Candidate, ItemResult, Recovery, read_results
 from zeroscrolls.store.batches import SUCCEEDED, BatchRecord
-
-if TYPE_CHECKING:
-    from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 
 RETRYABLE_ERRORS = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
 """Error types of an errored item that a new batch may not repeat; anything else (invalid request) is final."""
@@ -30,12 +28,11 @@ class AnthropicBatchAPI(BatchAPI):
     max_requests = 100_000
     max_bytes = 256_000_000
 
-    def __init__(self, provider: AnthropicProvider, client: anthropic.AsyncAnthropic) -> None:
-        self.provider = provider
+    def __init__(self, client: anthropic.AsyncAnthropic) -> None:
         self.client = client
 
     def line(self, request: Request, custom_id: str) -> dict[str, Any]:
-        return {"custom_id": custom_id, "params": self.provider.message_params(request)}
+        return {"custom_id": custom_id, "params": codec.message_params(request)}
 
     async def create(self, lines: Sequence[dict[str, Any]], input_file_id: str | None) -> tuple[str, BatchStatus]:
         batch = await self.client.messages.batches.create(requests=list(lines))
@@ -55,7 +52,7 @@ class AnthropicBatchAPI(BatchAPI):
         entry = MessageBatchIndividualResponse.construct(**line)
         result = entry.result
         if result.type == "succeeded":
-            return ItemResult(entry.custom_id, SUCCEEDED, reply=self.provider.reply_from(result.message, {}))
+            return ItemResult(entry.custom_id, SUCCEEDED, reply=codec.reply_from(result.message, {}))
         if result.type == "errored":
             error = result.error.error
             message = f"{error.type}: {error.message}"

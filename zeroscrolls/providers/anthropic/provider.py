@@ -17,11 +17,12 @@ from functools import partial
 from typing import Any, TypeVar
 
 import anthropic
-from anthropic.types import Message
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.requests import Request
+from zeroscrolls.providers.anthropic import codec
 from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
-from zeroscrolls.providers.base import PromptCache, Request
+from zeroscrolls.providers.base import PromptCache
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
 from zeroscrolls.providers.http.provider import APIProvider, Reply, reading_reply
 from zeroscrolls.providers.http.retry import Action, Verdict, http_verdict
@@ -51,14 +52,6 @@ def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coroutine)
     with ThreadPoolExecutor(1) as helper:
         return helper.submit(asyncio.run, coroutine).result()
-
-
-def cached_document_blocks(content: str, document_end: int) -> list[dict[str, Any]]:
-    """The user turn as two text blocks split at the document's end, the first marked for Anthropic's prompt cache:
-    prompts that share the instruction and document (questions of one book) read it from the cache."""
-    head = {"type": "text", "text": content[:document_end], "cache_control": {"type": "ephemeral"}}
-    rest = content[document_end:]
-    return [head, {"type": "text", "text": rest}] if rest else [head]
 
 
 class AnthropicProvider(APIProvider):
@@ -152,50 +145,12 @@ class AnthropicProvider(APIProvider):
 
     def batch_api(self) -> AnthropicBatchAPI:
         """Message Batches on this provider's server and key, for `--batch`."""
-        return AnthropicBatchAPI(self, self._make_client(self._api_key()))
-
-    def message_params(self, request: Request) -> dict[str, Any]:
-        """The Messages API parameters that send `request`: the synchronous call and a batch item share them."""
-        if request.messages is None:
-            raise ValueError("the anthropic provider sends messages; this request has a completion prompt")
-        messages: list[dict[str, Any]] = [{"role": role, "content": content} for role, content in request.messages]
-        if request.cache_document and request.document_span is not None:
-            messages[0]["content"] = cached_document_blocks(request.messages[0][1], request.document_span[1])
-        params: dict[str, Any] = {
-            "model": request.model,
-            "messages": messages,
-            "max_tokens": request.max_new_tokens,
-            **request.decoding,
-        }
-        if request.stop:
-            params["stop_sequences"] = list(request.stop)
-        return params
+        return AnthropicBatchAPI(self._make_client(self._api_key()))
 
     async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
-        raw = await client.messages.with_raw_response.create(**self.message_params(request))
+        raw = await client.messages.with_raw_response.create(**codec.message_params(request))
         with reading_reply(self.name):
-            return self.reply_from(await raw.parse(), raw.headers)
-
-    def reply_from(self, message: Message, headers: Mapping[str, str]) -> Reply:
-        """A `Reply` from a message (a synchronous answer or a succeeded item of a message batch)."""
-        content = message.content  # None when the answer's content was null or missing
-        text = "" if content is None else "".join(block.text for block in content if block.type == "text")
-        usage = message.usage
-        cached = usage.cache_read_input_tokens or 0
-        written = usage.cache_creation_input_tokens or 0
-        input_tokens = usage.input_tokens + cached + written  # Anthropic's input_tokens leaves both out
-        info = {"model": message.model, "id": message.id, "stop_sequence": message.stop_sequence}
-        return Reply(
-            text=text,
-            content_missing=content is None,
-            finish_reason=message.stop_reason,
-            input_tokens=input_tokens,
-            output_tokens=usage.output_tokens,
-            cached_input_tokens=cached,
-            cache_write_tokens=written,
-            headers=headers,
-            info=info,
-        )
+            return codec.reply_from(await raw.parse(), raw.headers)
 
     def classify(self, exc: BaseException) -> Verdict | None:
         if isinstance(exc, anthropic.APIStatusError):

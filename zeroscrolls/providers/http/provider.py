@@ -24,7 +24,8 @@ from typing import Any, ClassVar
 from zeroscrolls.core.connection import connect_failure
 from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import FatalProviderError, Generation, Request, StreamingProvider
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, StreamingProvider
 from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits
 from zeroscrolls.providers.http.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, Action, RetryPolicy, Verdict
 from zeroscrolls.providers.mock_server import STAND_IN_KEY, on_this_machine, start_hint

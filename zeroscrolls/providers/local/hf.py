@@ -18,7 +18,8 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import FatalProviderError, Generation, Request, require_extra
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, require_extra
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request
 from zeroscrolls.providers.models import ModelProfile
 

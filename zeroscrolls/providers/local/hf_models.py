@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.core.connection import connect_failure, hub_unreachable
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import Provider, Request
+from zeroscrolls.core.requests import Request
+from zeroscrolls.providers.base import Provider, tokenizer_for
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
 from zeroscrolls.text.templates import PromptStyle
-from zeroscrolls.text.tokenizers import HFTokenizer, TokenCounter, load_tokenizer
+from zeroscrolls.text.tokenizers import HFTokenizer, TokenCounter
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
@@ -227,7 +228,7 @@ class HuggingFaceModels(Provider):
 
     def tokenizer_for(self, spec: str) -> TokenCounter:
         if spec not in self._tokenizers:
-            self._tokenizers[spec] = load_tokenizer(spec)
+            self._tokenizers[spec] = tokenizer_for(spec)
         return self._tokenizers[spec]
 
     def model_profile(self, model: str) -> ModelProfile:

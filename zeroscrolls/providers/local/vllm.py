@@ -26,7 +26,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import FatalProviderError, Generation, Request, require_extra
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.providers.base import FatalProviderError, require_extra
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request, read_model_config
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
 

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import openai
 from openai.types import Batch, Completion
 from openai.types.chat import ChatCompletion
 
-from zeroscrolls.providers.base import Request
+from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.batch import BatchAPI, BatchStatus, ItemResult, Recovery, read_results, utc_iso
 from zeroscrolls.providers.http.retry import Action, http_verdict
+from zeroscrolls.providers.openai import codec
 from zeroscrolls.store.batches import SUCCEEDED, BatchRecord
-
-if TYPE_CHECKING:
-    from zeroscrolls.providers.openai.provider import OpenAIProvider
 
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 ITEM_OUTCOMES = {"batch_expired": "expired", "batch_cancelled": "canceled"}
@@ -33,16 +31,15 @@ class OpenAIBatchAPI(BatchAPI):
     max_requests = 50_000
     max_bytes = 200_000_000
 
-    def __init__(self, provider: OpenAIProvider, client: openai.AsyncOpenAI) -> None:
-        self.provider = provider
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
         self.client = client
 
     def group(self, request: Request) -> str:
-        path, _ = self.provider.request_body(request)
+        path, _ = codec.request_body(request)
         return f"{request.model} {path}"
 
     def line(self, request: Request, custom_id: str) -> dict[str, Any]:
-        path, body = self.provider.request_body(request)
+        path, body = codec.request_body(request)
         return {"custom_id": custom_id, "method": "POST", "url": path, "body": body}
 
     async def upload(self, payload: bytes) -> str:
@@ -79,7 +76,7 @@ class OpenAIBatchAPI(BatchAPI):
         status_code = response.get("status_code")
         if status_code == 200:
             parsed = ChatCompletion if body.get("object") == "chat.completion" else Completion
-            reply = self.provider.reply_from(parsed.model_validate(body), {})
+            reply = codec.reply_from(parsed.model_validate(body), {})
             return ItemResult(custom_id, SUCCEEDED, reply=reply)
         error = line.get("error") or body.get("error") or {}
         code = error.get("code")

@@ -16,22 +16,20 @@ from typing import Any
 
 import openai
 import tiktoken
-from openai.types import Completion
-from openai.types.chat import ChatCompletion
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import PromptCache, Request
+from zeroscrolls.core.requests import Request
+from zeroscrolls.providers.base import PromptCache
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
 from zeroscrolls.providers.http.provider import APIProvider, Reply, number_option, reading_reply
 from zeroscrolls.providers.http.retry import Action, Verdict, http_verdict
 from zeroscrolls.providers.models import DEFAULT_REASONING_BUDGET, REGISTRY, ModelProfile
+from zeroscrolls.providers.openai import codec
 from zeroscrolls.providers.openai.batch import OpenAIBatchAPI
 from zeroscrolls.text.templates import PromptStyle
 
 log = logging.getLogger("zeroscrolls.providers")
 
-CHAT_PATH = "/v1/chat/completions"
-COMPLETIONS_PATH = "/v1/completions"
 CACHE_STEP_TOKENS = 128
 """OpenAI's prompt cache holds prefixes in steps of this many tokens past its minimum."""
 SERVED_FIELDS = ("root", "parent", "max_model_len")
@@ -167,7 +165,7 @@ class OpenAIProvider(APIProvider):
         return PromptCache(profile.cache_min_tokens, step_tokens=CACHE_STEP_TOKENS)
 
     def completion_budget(self, request: Request) -> int:
-        return request.max_new_tokens + int(request.decoding.get("reasoning_budget", 0))
+        return codec.completion_budget(request)
 
     def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
         timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
@@ -175,66 +173,16 @@ class OpenAIProvider(APIProvider):
 
     def batch_api(self) -> OpenAIBatchAPI:
         """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
-        return OpenAIBatchAPI(self, self._make_client(self._api_key()))
-
-    def _wire_params(self, request: Request) -> dict[str, Any]:
-        """Decoding and length parameters as the API takes them."""
-        params = {k: v for k, v in request.decoding.items() if k != "reasoning_budget"}
-        if "reasoning_budget" in request.decoding:
-            params["max_completion_tokens"] = self.completion_budget(request)
-        else:
-            params["max_tokens"] = request.max_new_tokens
-        if request.stop:
-            params["stop"] = list(request.stop)
-        return params
-
-    def request_body(self, request: Request) -> tuple[str, dict[str, Any]]:
-        """The API path and JSON body that send `request`: the synchronous call and a batch line share them."""
-        body: dict[str, Any] = {"model": request.model}
-        if request.messages is not None:
-            body["messages"] = [{"role": role, "content": content} for role, content in request.messages]
-            return CHAT_PATH, body | self._wire_params(request)
-        return COMPLETIONS_PATH, body | {"prompt": request.prompt} | self._wire_params(request)
+        return OpenAIBatchAPI(self._make_client(self._api_key()))
 
     async def _send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
-        path, body = self.request_body(request)
-        if path == CHAT_PATH:
+        path, body = codec.request_body(request)
+        if path == codec.CHAT_PATH:
             raw = await client.chat.completions.with_raw_response.create(**body)
         else:
             raw = await client.completions.with_raw_response.create(**body)
         with reading_reply(self.name):
-            return self.reply_from(raw.parse(), raw.headers)
-
-    def reply_from(self, completion: ChatCompletion | Completion, headers: Mapping[str, str]) -> Reply:
-        """A `Reply` from a chat or text completion (a synchronous answer or one line of a batch's output)."""
-        info: dict[str, Any] = {}
-        if isinstance(completion, ChatCompletion):
-            choice = completion.choices[0]
-            content = choice.message.content
-            if choice.message.refusal:
-                info["refusal"] = choice.message.refusal
-        else:
-            choice = completion.choices[0]
-            content = choice.text
-        usage = completion.usage
-        cached = 0
-        if usage is not None:
-            details = usage.prompt_tokens_details
-            cached = (details.cached_tokens or 0) if details is not None else 0
-            reasoning = usage.completion_tokens_details
-            if reasoning is not None and reasoning.reasoning_tokens:
-                info["reasoning_tokens"] = reasoning.reasoning_tokens
-        info |= {"model": completion.model, "id": completion.id, "system_fingerprint": completion.system_fingerprint}
-        return Reply(
-            text=content or "",
-            content_missing=content is None,
-            finish_reason=choice.finish_reason,
-            input_tokens=usage.prompt_tokens if usage is not None else None,
-            output_tokens=usage.completion_tokens if usage is not None else None,
-            cached_input_tokens=cached,
-            headers=headers,
-            info=info,
-        )
+            return codec.reply_from(raw.parse(), raw.headers)
 
     def classify(self, exc: BaseException) -> Verdict | None:
         if isinstance(exc, openai.APIStatusError):

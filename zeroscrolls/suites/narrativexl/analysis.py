@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
 from zeroscrolls.suites.breakdowns import Grouping, Groupings
 from zeroscrolls.suites.narrativexl.release import NUM_OPTIONS, QUESTION_TYPES
 

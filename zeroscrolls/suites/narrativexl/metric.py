@@ -7,9 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from zeroscrolls import metrics
+from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Metric
-from zeroscrolls.data.sources import Example
-from zeroscrolls.metrics import aggregate_metric, rouge
+from zeroscrolls.metrics import rouge
 from zeroscrolls.suites.narrativexl.tasks import TASKS
 
 _OPTION = re.compile(r"(?<![\d.])[1-6](?!\d|\.\d)")
@@ -32,7 +33,7 @@ def score_example(task: str, prediction: str, references: Sequence[str]) -> dict
 
 
 def aggregate(task: str, values: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    return aggregate_metric(TASKS[task].metric.value, values)
+    return metrics.aggregate(TASKS[task].metric, values)
 
 
 def copy_input_scores(task: str, examples: Sequence[Example]) -> dict[str, float] | None:

@@ -18,8 +18,9 @@ from functools import partial
 from importlib import resources
 from itertools import groupby
 
+from zeroscrolls.core.example import Example
 from zeroscrolls.data.sampling import Selection
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import RowReader, Suite
 from zeroscrolls.suites.narrativexl.release import Book, Question
 from zeroscrolls.suites.narrativexl.rows import book_so_far, load_selected, question_facts, scene_ends

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.example import Example
 from zeroscrolls.data.sampling import Selection, check_books, sample_indices
-from zeroscrolls.data.sources import DataSource, Example
+from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.narrativexl.analysis import RETENTION_BUCKETS, bucket_of
 from zeroscrolls.suites.narrativexl.release import (
     NUM_OPTIONS,

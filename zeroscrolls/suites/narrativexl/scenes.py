@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any
 
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
 
 
 def kept_scenes(example: Example, kept_chars: int | None) -> dict[str, Any]:

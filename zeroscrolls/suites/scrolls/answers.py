@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from zeroscrolls.data.sources import Example
+from zeroscrolls.core.example import Example
 from zeroscrolls.metrics.accuracy import first_letter
 from zeroscrolls.suites.scrolls.rows import OPTION_LETTERS, ScrollsExample, parse_options
 from zeroscrolls.suites.scrolls.tasks import CONTRACT_NLI_LABELS

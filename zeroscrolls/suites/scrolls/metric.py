@@ -36,7 +36,7 @@ def score_example(task: str, prediction: str, references: Sequence[str]) -> dict
 
 def aggregate(task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """The task's "score" and sub-metrics from per-example values, rounded to 4 decimals."""
-    return metrics.aggregate_metric(get_task(task).metric.value, per_example)
+    return metrics.aggregate(get_task(task).metric, per_example)
 
 
 def score(

@@ -20,7 +20,7 @@ from typing import Any
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.providers import naive as zeroscrolls_naive
+from zeroscrolls.suites import naive as zeroscrolls_naive
 from zeroscrolls.suites.scrolls.answers import official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.rows import OPTION_LETTERS, ScrollsExample, has_split, load_examples

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import DataSource, Example, count_ids, first_rows
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource, count_ids, first_rows
 from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.tasks import get_task
 from zeroscrolls.text.templates import Template

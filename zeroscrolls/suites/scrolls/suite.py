@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from zeroscrolls.data.sources import DataSource, Example
-from zeroscrolls.suites.base import NaiveRule, Suite
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import choices, official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
+from zeroscrolls.suites.scrolls.naive import load_baseline
 from zeroscrolls.suites.scrolls.paper import PAPER
 from zeroscrolls.suites.scrolls.rows import count_examples, iter_examples, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
@@ -25,13 +27,6 @@ def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str,
 def count_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> int:
     """How many examples `read_rows` gives, each row checked, in one pass (the layout cannot fail)."""
     return count_examples(task, split, source)
-
-
-def naive_baseline(task: str, source: DataSource) -> NaiveRule:
-    """The SCROLLS paper's naive rule for `task`, learned from the source's train split."""
-    from zeroscrolls.suites.scrolls.naive import load_baseline  # imports the naive provider: only for naive runs
-
-    return load_baseline(task, source)
 
 
 SUITE = Suite(
@@ -53,6 +48,6 @@ SUITE = Suite(
     revision_of=cached_revision,
     official_answer=official_prediction,
     choices=choices,
-    naive_baseline=naive_baseline,
+    naive_baseline=load_baseline,
     paper=PAPER,
 )

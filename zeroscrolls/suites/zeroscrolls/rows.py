@@ -12,9 +12,11 @@ from functools import partial
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import DataSource, Example, count_ids, derive_spans, first_rows
-from zeroscrolls.metrics import reference_problem
-from zeroscrolls.text.templates import Template, load_templates
+from zeroscrolls.core.example import Example
+from zeroscrolls.data.sources import DataSource, count_ids, derive_spans, first_rows
+from zeroscrolls.suites.zeroscrolls.metric import reference_problem
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
+from zeroscrolls.text.templates import Template
 
 INDEX_FIELDS = ("document_start_index", "document_end_index", "query_start_index", "query_end_index")
 
@@ -69,7 +71,7 @@ def _task_file(task: str, split: str, source: DataSource) -> Path:
     if path is None:
         raise UsageError(
             f"{source.describe()} has no {task}/{split}.jsonl; tasks available there: "
-            f"{', '.join(source.available_tasks(split)) or 'none'}"
+            f"{', '.join(source.available_tasks(split, TASKS)) or 'none'}"
         )
     return path
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from zeroscrolls.metrics import aggregate, score_example
 from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.zeroscrolls.metric import aggregate, score_example
 from zeroscrolls.suites.zeroscrolls.paper import PAPER
 from zeroscrolls.suites.zeroscrolls.rows import count_examples, iter_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, SUBMISSION_FILE, SUBMISSION_ORDER, TASKS

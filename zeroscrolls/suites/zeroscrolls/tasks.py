@@ -6,8 +6,10 @@ Everything here is a fact about the benchmark; prompt strings live in `prompts/<
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
-from zeroscrolls.core.task import Category, Metric, Task, task_table
+from zeroscrolls.core.task import Category, Metric, Task, lookup_task, task_table
+from zeroscrolls.text.templates import Template, read_templates
 
 TASKS: dict[str, Task] = task_table(
     [
@@ -62,3 +64,13 @@ SUBMISSION_FILE = "zero_scrolls_predictions.csv"
 
 PROMPTS = resources.files("zeroscrolls.suites.zeroscrolls") / "prompts"
 """The packaged `<task>.yaml` templates."""
+
+
+def get_task(name: str) -> Task:
+    """One ZeroSCROLLS task, or a usage error listing the ten."""
+    return lookup_task(TASKS, name, "ZeroSCROLLS")
+
+
+def load_templates(directory: Path | None = None) -> dict[str, Template]:
+    """Templates of the ten tasks: the packaged ones, with files in `directory` (if given) first."""
+    return read_templates(list(TASKS), (PROMPTS,), directory)
