@@ -1,6 +1,6 @@
 """The Python API: `evaluate` runs what `zeroscrolls run` runs (the same run folder, cache, cost cap and resume) and
 returns a `Run`, which `load_run` also reads back from any run folder, so a notebook holds one representation of a
-run whether it ran it or found it. `sweep` and `load_sweep` (evaluation_sweep.py) do the same for sweeps.
+run whether it ran it or found it. `sweep` and `load_sweep` (`evaluation/sweep.py`) do the same for sweeps.
 
 `run_config` turns `zeroscrolls run`'s options, given as plain values, into the `RunConfig` it runs; `plan_with_notes`
 plans it and says which tasks the data lacks. Both are shared with the command line.
