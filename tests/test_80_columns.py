@@ -90,6 +90,23 @@ def test_sweep(folders: dict) -> None:
     assert_whole(folders["sweep"], ["naive", "2048", "4096", "summ_screen_fd", "narrative_qa"])
 
 
+def test_a_sweep_of_long_model_names_numbers_them_and_names_them_under_the_table(tmp_path: Path) -> None:
+    """Hub ids too long for a table column at 80 (the echo plugin answers for any model name, offline)."""
+    models = ["meta-llama/Llama-3.1-70B-Instruct-long-context", "mistralai/Mistral-Large-Instruct-2411-long"]
+    out = zs("sweep", "--provider", "echo", "--model", ",".join(models), "--max-tokens", "2048,4096", "--data",
+             "sample", "--tasks", "qasper,quality", "--output", tmp_path, "--cache", tmp_path / "c.sqlite")  # fmt: skip
+    assert_whole(out, [*models, "model 1", "model 2", "2048", "4096"])
+    assert "model 1: meta-llama/Llama-3.1-70B-Instruct-long-context" in out
+
+
+def test_a_narrativexl_sweep_numbers_its_long_task_names(folders: dict, tmp_path: Path) -> None:
+    out = zs("sweep", "--suite", "narrativexl", "--model", "naive", "--max-tokens", "2048,4096", "--data",
+             folders["release"], "--output", tmp_path, "--cache", tmp_path / "c.sqlite")  # fmt: skip
+    tasks = ["read_along", "scene_reconstruction", "hierarchical_reconstruction"]
+    assert_whole(out, ["naive", "2048", "4096", *tasks])
+    assert "t3: hierarchical_reconstruction" in out
+
+
 @pytest.mark.parametrize("suite", installed_suites())
 @pytest.mark.parametrize("wide", [[], ["--wide"]])
 def test_tasks(suite: str, wide: list[str]) -> None:

@@ -51,6 +51,7 @@ from zeroscrolls.cli.options import (
     TpmOption,
 )
 from zeroscrolls.cli.resume import resume_command
+from zeroscrolls.cli.tables import fits
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource
@@ -222,10 +223,32 @@ def _estimate_table(found: SweepEstimate) -> Table:
 def _grid_table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
     for header in headers:
-        table.add_column(header, justify="left" if header == "model" else "right", no_wrap=header != "model")
+        table.add_column(header, justify="left" if header == "model" else "right", no_wrap=True)
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def _print_grid(out: Console, title: str, headers: list[str], rows: list[list[str]], tasks: int = 0) -> None:
+    """A table of sweep points, whole at the terminal's width: models and the `tasks` task columns (those after
+    model and budget) named in full where the table fits, else numbered (models first, then tasks, then both), each
+    numbered name spelled out under the table (a long Hub id or task name would otherwise break or be cut)."""
+    models = {f"model {i}": model for i, model in enumerate(dict.fromkeys(row[0] for row in rows), 1)}
+    columns = {f"t{i}": task for i, task in enumerate(headers[2 : 2 + tasks], 1)}
+    number = {model: name for name, model in models.items()}
+    numbered_rows = [[number[row[0]], *row[1:]] for row in rows]
+    numbered_headers = [*headers[:2], *columns, *headers[2 + tasks :]]
+    layouts = [
+        (headers, rows, {}),
+        (headers, numbered_rows, models),
+        (numbered_headers, rows, columns),
+        (numbered_headers, numbered_rows, models | columns),
+    ]
+    tables = [(_grid_table(title, h, r), named) for h, r, named in layouts if named or h is headers]
+    table, named = next(((t, n) for t, n in tables if fits(out, t)), tables[-1])
+    out.print(table)
+    for name, what in named.items():
+        out.print(f"{name}: {what}", highlight=False, soft_wrap=True)
 
 
 def _print_sweep(result: SweepResult, err: Console) -> None:
@@ -234,10 +257,11 @@ def _print_sweep(result: SweepResult, err: Console) -> None:
 
     out = Console()
     headers, rows = score_grid(result.frame, intervals=False, short=True)
-    out.print(_grid_table("Scores by token budget", headers, rows))
+    _print_grid(out, "Scores by token budget", headers, rows, tasks=len(headers) - 3)  # less model, budget, Avg
     legend = [f"{short} {task}" for task, short in SHORT_NAMES.items() if short in headers]
-    out.print(f"({', '.join(legend)})", highlight=False)  # the paper's short names keep the table within 80 columns
-    out.print(_grid_table("Truncation and cost", *point_overview(result)))
+    if legend:  # the paper's short names keep ZeroSCROLLS' table within 80 columns
+        out.print(f"({', '.join(legend)})", highlight=False)
+    _print_grid(out, "Truncation and cost", *point_overview(result))
     for note in score_notes(result.frame):
         err.print(f"note: {note}")
     for p in result.points:
