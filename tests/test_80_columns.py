@@ -146,3 +146,24 @@ def test_dry_run_explains_only_the_columns_it_shows(folders: dict, suite: str, m
     header = next(line for line in out.splitlines() if line.startswith("task"))
     assert ("unfit" in header) == ("unfit:" in out)  # the legend explains the columns shown, and only those
     assert ("unfit" in header) == (suite == "narrativexl")  # summaries do not fit 300 tokens
+
+
+def test_a_score_table_of_a_whole_release_drops_the_rouge_columns_before_it_breaks() -> None:
+    """NarrativeXL at the size of its release (69,660 questions): the layout without R1/R2/RL, every cell whole."""
+    from rich.console import Console
+
+    from zeroscrolls.cli.tables import print_widest
+    from zeroscrolls.results.scoring import BenchmarkResult, TaskResult, results_table
+
+    rouge = {"rouge1": 60.1, "rouge2": 40.2, "rougeL": 50.3}
+    sizes = {"read_along": 69660, "scene_reconstruction": 10000, "hierarchical_reconstruction": 10000}
+    tasks = {
+        task: TaskResult(task, {"score": 55.55, **({} if task == "read_along" else rouge)}, n, n, (), (), 1.0, (), {})
+        for task, n in sizes.items()
+    }
+    console = Console(width=WIDTH, record=True)
+    print_widest(
+        console,
+        [results_table(BenchmarkResult(tasks, resolve_suite("narrativexl")), sub_metrics=s) for s in (True, False)],
+    )
+    assert_whole(console.export_text(), [*sizes, "69660 of 69660", "10000 of 10000", "55.55"])

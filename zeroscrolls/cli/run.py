@@ -49,6 +49,7 @@ from zeroscrolls.cli.options import (
     TpmOption,
 )
 from zeroscrolls.cli.resume import resume_command
+from zeroscrolls.cli.tables import print_widest
 from zeroscrolls.core.errors import StorageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
@@ -233,7 +234,7 @@ def _print_result(result: RunResult, err: Console) -> None:
     if result.scores is None:
         err.print("no references in this split: predictions written, nothing scored (see `zeroscrolls export`)")
     elif any(r.num_scored for r in result.scores.tasks.values()):
-        Console().print(results_table(result.scores))
+        print_widest(Console(), [results_table(result.scores), results_table(result.scores, sub_metrics=False)])
         for table in breakdown_tables(result.scores):
             Console().print(table)
     t = result.totals

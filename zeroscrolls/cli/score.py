@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from zeroscrolls.cli.options import SplitOption
+from zeroscrolls.cli.tables import print_widest
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource, run_data_source
@@ -99,7 +100,7 @@ def score(
         typer.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False, default=str))
     else:
         out = Console()
-        out.print(results_table(result))
+        print_widest(out, [results_table(result), results_table(result, sub_metrics=False)])
         if chosen.format_diagnostics:
             out.print(format_table([r.formats for r in result.tasks.values() if r.formats is not None]))
         for table in breakdown_tables(result):

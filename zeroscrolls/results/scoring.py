@@ -401,13 +401,15 @@ def _read_prediction_file(path: Path) -> dict[str, str]:
     return data
 
 
-def _rouge_cells(metrics: Mapping[str, float]) -> list[str]:
-    return [f"{metrics[name]:.1f}" if name in metrics else "" for name in ("rouge1", "rouge2", "rougeL")]
+def _rouge_cells(metrics: Mapping[str, float], shown: bool = True) -> list[str]:
+    names = ("rouge1", "rouge2", "rougeL") if shown else ()
+    return [f"{metrics[name]:.1f}" if name in metrics else "" for name in names]
 
 
-def results_table(result: BenchmarkResult) -> Table:
-    """A rich table: score, ROUGE sub-metrics, coverage and format share per task; the benchmark mean (or the
-    clearly labelled partial mean over the fully scored tasks) in the last row and the caption."""
+def results_table(result: BenchmarkResult, sub_metrics: bool = True) -> Table:
+    """A rich table: score, ROUGE sub-metrics (unless `sub_metrics` is False: the layout for a narrow terminal),
+    coverage and format share per task; the benchmark mean (or the clearly labelled partial mean over the fully
+    scored tasks) in the last row and the caption."""
     title, name = result.suite.title, result.suite.scores_name
     table = Table(
         title=f"{name} scores, {result.label}",
@@ -418,19 +420,20 @@ def results_table(result: BenchmarkResult) -> Table:
     )
     table.add_column("task", no_wrap=True)
     table.add_column("metric", no_wrap=True)
-    for column in ("score", "R1", "R2", "RL", "scored", "format"):
+    for column in ("score", *(("R1", "R2", "RL") if sub_metrics else ()), "scored", "format"):
         table.add_column(column, justify="right", no_wrap=True)
     for r in result.tasks.values():
         table.add_row(
             r.task,
             _METRIC_LABELS.get(result.suite.get_task(r.task).metric, result.suite.get_task(r.task).metric.value),
             r.score_text,
-            *_rouge_cells(r.metrics),
+            *_rouge_cells(r.metrics, sub_metrics),
             f"{r.num_scored} of {r.num_expected}",
             "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%",
         )
         for baseline, metrics in r.baselines.items():
-            table.add_row(f"  {baseline} baseline", "", f"{metrics['score']:.2f}", *_rouge_cells(metrics), style="dim")
+            cells = _rouge_cells(metrics, sub_metrics)
+            table.add_row(f"  {baseline} baseline", "", f"{metrics['score']:.2f}", *cells, style="dim")
     table.add_section()
     if result.mean is not None:
         table.add_row(title, "mean", f"{result.mean:.2f}")
