@@ -52,7 +52,6 @@ from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.cli.tables import print_widest
 from zeroscrolls.core.errors import StorageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
-from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 
 if TYPE_CHECKING:
     from zeroscrolls.core.requests import Request
@@ -123,40 +122,13 @@ def run(
     from zeroscrolls.cli.batches import standard_price_note, without_no_wait
     from zeroscrolls.engine.runner import estimate, estimate_table, execute
     from zeroscrolls.evaluation.batch import submit_without_waiting
-    from zeroscrolls.evaluation.run import plan_with_notes, run_config
+    from zeroscrolls.evaluation.run import plan_with_notes, run_config, run_options
     from zeroscrolls.run.prompt_cache import expected_saving
     from zeroscrolls.store.cache import open_cache  # the run's machinery: imported by the command that needs it
 
     parameters = dict(locals())
     err = Console(stderr=True, highlight=False)
-    config = run_config(
-        model,
-        suite=suite,
-        max_tokens=max_tokens,
-        data=data,
-        tasks=tasks,
-        output=output,
-        run_name=run_name,
-        split=split,
-        limit=limit,
-        sample=sample,
-        books=books,
-        seed=seed,
-        prompts=prompts,
-        prompt_mode=prompt_mode,
-        concurrency=concurrency,
-        max_cost=max_cost,
-        provider=provider,
-        overwrite=overwrite,
-        cache=cache,
-        no_cache=no_cache,
-        batch=batch,
-        poll_seconds=poll_seconds,
-        no_wait=no_wait,
-        command=("zeroscrolls", *sys.argv[1:]),
-        console=err,
-        **{name: parameters[name] for name in PROVIDER_OPTION_NAMES},
-    )
+    config = run_config(model, command=("zeroscrolls", *sys.argv[1:]), console=err, **run_options(parameters))
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
         plan = plan_with_notes(config, generation_cache, err, to_send=not dry_run)

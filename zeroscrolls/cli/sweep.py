@@ -55,7 +55,6 @@ from zeroscrolls.cli.tables import fits
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 
 if TYPE_CHECKING:
     from zeroscrolls.sweep import SweepEstimate, SweepResult
@@ -130,6 +129,7 @@ def sweep(
     """
     from zeroscrolls.cli.batches import standard_price_note, without_no_wait
     from zeroscrolls.evaluation.batch import submit_without_waiting
+    from zeroscrolls.evaluation.run import run_options
     from zeroscrolls.evaluation.sweep import sweep_config
     from zeroscrolls.store.cache import open_cache  # the sweep's machinery: only when it runs
     from zeroscrolls.sweep import estimate_sweep, run_sweep, sweep_plans
@@ -143,27 +143,7 @@ def sweep(
         resamples=resamples,
         command=("zeroscrolls", *sys.argv[1:]),
         console=err,
-        suite=suite,
-        data=data,
-        tasks=tasks,
-        output=output,
-        split=split,
-        limit=limit,
-        sample=sample,
-        books=books,
-        seed=seed,
-        prompts=prompts,
-        prompt_mode=prompt_mode,
-        concurrency=concurrency,
-        max_cost=max_cost,
-        provider=provider,
-        overwrite=overwrite,
-        cache=cache,
-        no_cache=no_cache,
-        batch=batch,
-        poll_seconds=poll_seconds,
-        no_wait=no_wait,
-        **{name: parameters[name] for name in PROVIDER_OPTION_NAMES},
+        **run_options(parameters, exclude=("max_tokens",)),  # the budgets are the sweep's
     )
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:

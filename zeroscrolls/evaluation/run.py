@@ -139,6 +139,14 @@ def run_config(
     )
 
 
+def run_options(parameters: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:
+    """The options `run_config` takes (its keywords and the provider options) among a command's `parameters`, less
+    `exclude`: what `zeroscrolls run` and `zeroscrolls sweep` hand it, named as it names them."""
+    own = [name for name in inspect.signature(run_config).parameters if name not in ("model", "command", "console")]
+    names = [*own, *PROVIDER_OPTION_NAMES]
+    return {name: parameters[name] for name in names if name in parameters and name not in exclude}
+
+
 def comma_list(value: str | Sequence[str]) -> str:
     """A comma list as the command line takes it, from one string or a sequence of names."""
     return value if isinstance(value, str) else ",".join(str(v) for v in value)
