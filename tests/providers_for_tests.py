@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 
 from zeroscrolls.core.example import Example
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request, StreamingProvider
@@ -99,7 +100,7 @@ class FlakyProvider(ScriptedProvider):
     async def answer(self, request: Request) -> Generation:
         failing = set(filter(None, os.environ.get("ZS_TEST_FAIL_IDS", "").split(",")))
         if request.example_id in failing:
-            return Generation(request.key(), error="HTTP 500 from the test provider")
+            return Generation(request.key(), failure=Failure(Kind.SERVER, "HTTP 500 from the test provider"))
         return await super().answer(request)
 
 

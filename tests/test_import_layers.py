@@ -150,3 +150,15 @@ def test_each_module_imports_first() -> None:
     names = [name for name in module_files() if not name.endswith("__main__")]
     done = subprocess.run([sys.executable, "-c", FRESH_IMPORTS, *names], capture_output=True, text=True, check=True)
     assert done.stdout == ""
+
+
+def test_tests_mirror_the_layers() -> None:
+    """Each test file stands in the folder of the layer it tests, so a change to a layer names its tests."""
+    order = set(layers())
+    tests = ROOT / "tests"
+    misplaced = [
+        str(path.relative_to(tests))
+        for path in tests.rglob("test_*.py")
+        if path.parent.name not in order and path != Path(__file__).resolve()
+    ]
+    assert misplaced == []

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zeroscrolls.core.failures import Failure
 from zeroscrolls.core.task import DEFAULT_SUITE
 
 KEY_VERSION = 2
@@ -109,7 +110,7 @@ class Request:
 
 @dataclass(frozen=True)
 class Generation:
-    """What a provider returned for one request. A failure is a value (`error` set), never placeholder text."""
+    """What a provider returned for one request. A failure is a value (`failure` set), never placeholder text."""
 
     request_key: str
     text: str = ""
@@ -119,13 +120,19 @@ class Generation:
     latency_s: float | None = None
     cost_usd: float | None = None
     cached: bool = False
-    error: str | None = None
+    failure: Failure | None = None
+    """What went wrong, when nothing usable came back; a failed generation is never cached."""
     info: Mapping[str, Any] = field(default_factory=dict)
     """Provider details worth keeping (system_fingerprint, model version, retries, ...)."""
 
     @property
     def ok(self) -> bool:
-        return self.error is None
+        return self.failure is None
+
+    @property
+    def error(self) -> str | None:
+        """The failure's message, for people (None when the generation is ok)."""
+        return None if self.failure is None else self.failure.message
 
     @property
     def cached_input_tokens(self) -> int:

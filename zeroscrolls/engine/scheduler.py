@@ -24,6 +24,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, C
 from contextlib import aclosing, suppress
 
 from zeroscrolls.core.errors import StorageError, UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import FatalProviderError, Provider, StreamingProvider
 from zeroscrolls.store.cache import Claimant, ClaimRenewer, GenerationCache
@@ -136,11 +137,11 @@ async def _stream(
     unanswered = error or "the provider returned no generation for this request"
     for key, request in outstanding.items():
         cap.settle(key, None)
-        on_generation(request, Generation(key, error=unanswered))
+        on_generation(request, Generation(key, failure=Failure(Kind.INTERNAL, unanswered)))
     if failed:
         raise failed[0]
     async for key, request in requests:  # what the provider never took
-        on_generation(request, Generation(key, error=unanswered))
+        on_generation(request, Generation(key, failure=Failure(Kind.INTERNAL, unanswered)))
     return held
 
 
@@ -180,7 +181,8 @@ async def _generate_wave(
     except Exception as exc:  # a provider bug fails the requests it left unanswered, not the run
         error = f"{type(exc).__name__}: {exc}"
     for key, request in outstanding.items():
-        finish(request, Generation(key, error=error or "the provider returned no generation for this request"))
+        unanswered = error or "the provider returned no generation for this request"
+        finish(request, Generation(key, failure=Failure(Kind.INTERNAL, unanswered)))
 
 
 async def generate_claimed(

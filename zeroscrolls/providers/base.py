@@ -14,7 +14,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.plugins import find, installed, load_target
 from zeroscrolls.core.requests import KEY_VERSION as KEY_VERSION  # exported here as before
 from zeroscrolls.core.requests import Generation, Request
@@ -49,8 +49,8 @@ class PromptCache:
     (Anthropic's `cache_control`); else each prompt's longest prefix shared with an earlier prompt (OpenAI)."""
 
 
-class FatalProviderError(Exception):
-    """Stops the whole run at once (bad credentials, missing key): retrying or going on cannot help."""
+class FatalProviderError(RunStopped):
+    """Deprecated spelling of `RunStopped`, kept while callers move."""
 
 
 class Provider(ABC):

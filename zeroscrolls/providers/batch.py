@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import FatalProviderError, PromptCache, Provider
 from zeroscrolls.providers.http.provider import APIProvider, Reply
@@ -488,7 +489,7 @@ class _Session:
                 try:
                     created.append(await self._create([lines[i] for i in part], [payloads[i] for i in part], chunk))
                 except BatchAPIError as exc:
-                    failed.extend(Generation(r.key(), error=str(exc)) for r in chunk)
+                    failed.extend(Generation(r.key(), failure=Failure(Kind.BATCH, str(exc))) for r in chunk)
         return created, failed
 
     async def _create(self, lines: list[dict[str, Any]], payloads: list[bytes], requests: list[Request]) -> str:
@@ -655,7 +656,7 @@ class _Session:
                 error = result.get("error") or "the batch did not answer this request"
                 if result.get("retryable"):
                     error = f"gave up after {MAX_RESUBMITS} resubmissions: {error}"
-                yield Generation(key, error=error, info={"resubmits": self.resubmits[key]})
+                yield Generation(key, failure=Failure(Kind.BATCH, error), info={"resubmits": self.resubmits[key]})
         done, todo = self._take_known({r.key(): r for r in again})  # another run may have sent them already
         _, failed = await self._submit(todo)
         for generation in [*done, *failed]:
@@ -725,7 +726,7 @@ def _stored(key: str, result: Mapping[str, Any]) -> Generation:
         input_tokens=result["input_tokens"],
         output_tokens=result["output_tokens"],
         cost_usd=result["cost_usd"],
-        error=result.get("error"),
+        failure=Failure(Kind.BATCH, result["error"]) if result.get("error") else None,
         info=result["info"],
     )
 

@@ -18,6 +18,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.providers.base import Generation, Request, StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.suites.naive import DEFAULT_SEED, READ_ALONG_OPTIONS, RULES_VERSION, baseline
@@ -107,7 +108,7 @@ class NaiveProvider(StreamingProvider):
             try:
                 text = self.answer(request)
             except ValueError as exc:
-                yield Generation(request.key(), error=f"naive baseline: {exc}")
+                yield Generation(request.key(), failure=Failure(Kind.REFUSED, f"naive baseline: {exc}"))
                 continue
             yield Generation(
                 request.key(),

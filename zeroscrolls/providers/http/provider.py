@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from zeroscrolls.core.connection import connect_failure
 from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import FatalProviderError, StreamingProvider
 from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits
@@ -41,6 +42,10 @@ DEFAULT_REQUEST_TIMEOUT_S = 600.0
 CONNECT_TIMEOUT_S = 10.0
 """Seconds to open a connection (at most the request timeout): a server that does not answer is not thinking."""
 NOT_CACHED = "not cached, so a rerun sends it again"
+
+
+_KIND = {Action.RETRY: Kind.SERVER, Action.FAIL: Kind.REFUSED, Action.STOP: Kind.CREDENTIALS}
+"""The failure kind of a request the policy gave up on, by what the policy did last."""
 
 
 class MalformedReply(Exception):
@@ -437,7 +442,7 @@ class APIProvider(StreamingProvider):
             output_tokens=reply.output_tokens,
             latency_s=round(latency, 3),
             cost_usd=cost,
-            error=problem,
+            failure=None if problem is None else Failure(Kind.REFUSED, problem),
             info=info,
         )
 
@@ -466,7 +471,7 @@ class APIProvider(StreamingProvider):
             message = f"gave up after {retries} retries: {message}"
         return Generation(
             request_key=request.key(),
-            error=message,
+            failure=Failure(_KIND[verdict.action], message, status=verdict.status),
             latency_s=round(elapsed, 3),
             info={"retries": retries, "status": verdict.status},
         )

@@ -18,6 +18,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import FatalProviderError, require_extra
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request
@@ -211,7 +212,9 @@ class HFProvider(HuggingFaceModels):
 
     @staticmethod
     def _failure(item: Item, message: str) -> Generation:
-        return Generation(request_key=item.request.key(), error=message, input_tokens=len(item.ids))
+        return Generation(
+            request_key=item.request.key(), failure=Failure(Kind.REFUSED, message), input_tokens=len(item.ids)
+        )
 
     def _generate_ids(self, loaded: LoadedModel, batch: list[Item]) -> list[list[int]]:
         """New token ids per request (decoder start and prompt removed), padding included."""

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import FatalProviderError, require_extra
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request, read_model_config
@@ -171,8 +172,11 @@ class VLLMProvider(HuggingFaceModels):
         for i in sorted(set(range(len(requests))) - set(runnable)):
             yield Generation(
                 request_key=requests[i].key(),
-                error=f"a prompt of {lengths[i]} tokens does not fit the engine's max_model_len of {limit}; "
-                "lower --max-tokens or raise --max-model-len",
+                failure=Failure(
+                    Kind.DOES_NOT_FIT,
+                    f"a prompt of {lengths[i]} tokens does not fit the engine's max_model_len of {limit}; "
+                    "lower --max-tokens or raise --max-model-len",
+                ),
                 input_tokens=lengths[i],
             )
         size, wall = None, None
@@ -191,7 +195,10 @@ class VLLMProvider(HuggingFaceModels):
                         "finished before are cached: rerun the same command to resume"
                     ) from exc
                 for i in chunk:
-                    yield Generation(request_key=requests[i].key(), error=f"vLLM: {type(exc).__name__}: {exc}")
+                    yield Generation(
+                        request_key=requests[i].key(),
+                        failure=Failure(Kind.REFUSED, f"vLLM: {type(exc).__name__}: {exc}"),
+                    )
                 continue
             wall = time.perf_counter() - start
             for i, output in zip(chunk, outputs, strict=True):
