@@ -29,7 +29,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import openai
-from rich.console import Console
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live in the checkout
@@ -37,9 +36,10 @@ sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from tests.api_server import ApiServer, Received  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
-from zeroscrolls.engine.runner import Plan, RunConfig, execute, plan_run  # noqa: E402
+from zeroscrolls.engine import execute, plan_run  # noqa: E402
 from zeroscrolls.engine.scheduler import CostCap, OnGeneration, generate_all  # noqa: E402
 from zeroscrolls.providers.base import Generation, Request  # noqa: E402
+from zeroscrolls.run.values import Plan, RunConfig  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
 from zeroscrolls.text.tokenizers import load_tokenizer  # noqa: E402
 
@@ -49,7 +49,6 @@ OFFICIAL_SLEEP_S = 0.5
 PER_TASK = 9
 TPM_RUN_S = 20.0
 """Size of the tokens-per-minute limit in (b): the run should take about this long at it."""
-QUIET = Console(stderr=True, quiet=True)
 
 
 def official_loop(plan: Plan, server: ApiServer) -> float:
@@ -79,7 +78,7 @@ def config(data: Path, work: Path, server: ApiServer, concurrency: int | None = 
 
 def timed_execute(plan: Plan, cache: GenerationCache | None) -> float:
     start = time.perf_counter()
-    result = execute(plan, cache, QUIET)
+    result = execute(plan, cache)
     assert result.exit_code == 0, result.stopped
     return time.perf_counter() - start
 

@@ -24,15 +24,14 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from rich.console import Console
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live in the checkout
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from tests.api_server import ApiServer, Fault  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
-from zeroscrolls.engine.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
+from zeroscrolls.engine import execute, plan_run  # noqa: E402
+from zeroscrolls.run.values import RunConfig, RunResult  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
 from zeroscrolls.text.tokenizers import load_tokenizer  # noqa: E402
 
@@ -47,7 +46,6 @@ FAULTS = {
     "dropped connection": Fault(0),
     "malformed 200 body": Fault(200, body=MALFORMED),
 }
-QUIET = Console(stderr=True, quiet=True)
 
 
 @dataclass
@@ -84,7 +82,7 @@ def run_once(
     )
     plan = plan_run(config)
     start = time.perf_counter()
-    result = execute(plan, cache, QUIET)
+    result = execute(plan, cache)
     return result, time.perf_counter() - start
 
 

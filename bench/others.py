@@ -50,7 +50,8 @@ from api import LATENCY_S, copied_rows, write_rows  # noqa: E402  (the sibling b
 
 from tests.api_server import ApiServer  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
-from zeroscrolls.engine.runner import RunConfig, plan_run  # noqa: E402
+from zeroscrolls.engine import plan_run  # noqa: E402
+from zeroscrolls.run.values import RunConfig  # noqa: E402
 
 COPIES = 10
 CONCURRENCY = 32

@@ -15,20 +15,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # scripts.build_sample and tests.providers_for_tests live in the checkout
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
-from zeroscrolls.engine.runner import RunConfig, RunResult, execute, plan_run  # noqa: E402
+from zeroscrolls.engine import execute, plan_run  # noqa: E402
+from zeroscrolls.run.values import RunConfig, RunResult  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates  # noqa: E402
 
 REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 OVERHEAD_REQUESTS = 10_000
-QUIET = Console(stderr=True, quiet=True)
 
 
 def timed_run(config: RunConfig, cache: GenerationCache | None) -> tuple[float, float, RunResult]:
@@ -36,7 +34,7 @@ def timed_run(config: RunConfig, cache: GenerationCache | None) -> tuple[float, 
     start = time.perf_counter()
     plan = plan_run(config)
     planned = time.perf_counter()
-    result = execute(plan, cache, QUIET)
+    result = execute(plan, cache)
     return planned - start, time.perf_counter() - planned, result
 
 

@@ -78,7 +78,9 @@ def bench_tokenizer(spec: str, examples: list[Example], templates: dict[str, Tem
     print(f"{'budget':>8} {'shared s':>9} {'cold pass s':>12} {'shared/cold':>12} {'truncated':>10} {'too small':>10}")
     total_shared = total_cold = 0.0
     for budget in BUDGETS:
-        profile = ModelProfile("bench", "bench", budget, spec, PromptStyle.CHAT)
+        profile = ModelProfile(
+            name="bench", provider="bench", max_tokens=budget, tokenizer=spec, prompt_style=PromptStyle.CHAT
+        )
         shared_s, truncated, failed = fit_all(examples, templates, profile, shared)
         cold_s, _, _ = fit_all(examples, templates, profile, Truncator(tokenizer))
         total_shared += shared_s

@@ -17,8 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -44,7 +42,7 @@ def main() -> None:
         subprocess.run(["zip", "-q", "-r", "-P", PASSWORD, str(archive), "NarrativeXL"], cwd=root, check=True)
         size = archive.stat().st_size / 1e6
         start = time.perf_counter()
-        unpack(archive, root / "out", PASSWORD, Console(quiet=True))
+        unpack(archive, root / "out", PASSWORD)
         ours = time.perf_counter() - start
         start = time.perf_counter()
         subprocess.run(["unzip", "-q", "-P", PASSWORD, str(archive), "-d", str(root / "unzip")], check=True)

@@ -16,15 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # scripts.build_sample and tests.synthetic live in the checkout
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from tests.synthetic import synthetic_rows  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
-from zeroscrolls.engine.runner import RunConfig, execute, plan_run  # noqa: E402
+from zeroscrolls.engine import execute, plan_run  # noqa: E402
+from zeroscrolls.run.values import RunConfig  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS  # noqa: E402
 from zeroscrolls.view.collect import collect  # noqa: E402
@@ -85,7 +84,7 @@ def main() -> None:
         config = RunConfig(model="naive", max_tokens=8192, data=DataSource.parse(str(work / "data")), output=work)
         start = time.perf_counter()
         with GenerationCache(work / "cache.sqlite") as cache:
-            result = execute(plan_run(config), cache, Console(stderr=True, quiet=True))
+            result = execute(plan_run(config), cache)
         examples = sum(len(r) for r in rows.values())
         print(f"naive run of {examples} examples (10 tasks at test size): {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()

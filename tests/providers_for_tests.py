@@ -5,7 +5,7 @@ behaviour crosses the process boundary through environment variables:
 - ZS_TEST_CALLS: a file to which every answered request appends one line "<key> <task>/<id>",
 - ZS_TEST_DELAY: seconds each request takes (SlowProvider),
 - ZS_TEST_FAIL_IDS: comma list of example ids whose requests fail (FlakyProvider),
-- ZS_TEST_FATAL_AFTER: answer this many requests, then raise FatalProviderError (FatalProvider),
+- ZS_TEST_FATAL_AFTER: answer this many requests, then raise RunStopped (FatalProvider),
 - ZS_TEST_PLAN_FAIL_IDS: comma list of example ids whose planning raises RuntimeError (UnplannableProvider).
 """
 
@@ -17,11 +17,12 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 
+from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
-from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request, StreamingProvider
+from zeroscrolls.providers.base import Generation, Provider, Request, StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.text.templates import PromptStyle
@@ -44,11 +45,11 @@ class ScriptedProvider(Provider):
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
         return ModelProfile(
-            model,
-            self.name,
-            max_tokens or DEFAULT_BUDGET,
-            "whitespace",
-            PromptStyle.COMPLETION,
+            name=model,
+            provider=self.name,
+            max_tokens=max_tokens or DEFAULT_BUDGET,
+            tokenizer="whitespace",
+            prompt_style=PromptStyle.COMPLETION,
             input_price=self.input_price,
             output_price=self.output_price,
         )
@@ -113,7 +114,7 @@ class FatalProvider(ScriptedProvider):
         allowed = int(os.environ.get("ZS_TEST_FATAL_AFTER", "0"))
         for n, request in enumerate(requests):
             if n >= allowed:
-                raise FatalProviderError("the test provider refused the API key (401); set a valid key")
+                raise RunStopped("the test provider refused the API key (401); set a valid key")
             yield await self.answer(request)
 
 

@@ -3,8 +3,29 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable
 from pathlib import Path
+
+import pytest
+
+LOCAL_EXTRA = ("torch", "transformers", "tokenizers", "sentencepiece", "accelerate")
+"""The packages of `pip install 'zeroscrolls[local]'`, which the builders below and the hf provider need."""
+
+MISSING_LOCAL = tuple(name for name in LOCAL_EXTRA if importlib.util.find_spec(name) is None)
+
+LOCAL_REASON = f"needs the local extra (missing {', '.join(MISSING_LOCAL)}): pip install 'zeroscrolls[local]'"
+
+needs_local = pytest.mark.skipif(bool(MISSING_LOCAL), reason=LOCAL_REASON)
+"""Marks a test that builds or loads a Hugging Face model or tokenizer: without the local extra it is skipped,
+with the install command as its reason."""
+
+
+def require_local() -> None:
+    """`needs_local` for a fixture, where marks do not apply: skips every test that uses it."""
+    if MISSING_LOCAL:
+        pytest.skip(LOCAL_REASON)
+
 
 TINY_CORPUS = [
     "You are given a story, which can be either a novel or a movie script, and a question. Answer the question.",

@@ -13,8 +13,9 @@ from typer.testing import CliRunner
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.providers.models import REGISTRY
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parents[2]

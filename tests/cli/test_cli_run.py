@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
 from tests.conftest import REAL_TASKS
-from tests.providers_for_tests import read_calls
+from tests.providers_for_tests import ScriptedProvider, read_calls
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
+from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.data.sources import DataSource
+from zeroscrolls.providers.base import StreamingProvider
 from zeroscrolls.store.cache import GenerationCache, default_cache_path
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 
@@ -183,3 +186,55 @@ def test_test_split_writes_predictions_and_no_scores(tmp_path: Path) -> None:
     assert "nothing scored" in flat(result.stderr)
     assert len(list((folder / "predictions").glob("*.json"))) == 10
     assert "No references in this split" in (folder / "report.md").read_text()
+
+
+class CrashingProvider(ScriptedProvider):
+    """Answers two requests, then raises what no provider should (a bug in a plugin): all requests at once."""
+
+    name = "crashing"
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        for n, request in enumerate(requests):
+            if n == ANSWERED_BEFORE_THE_CRASH:
+                raise RuntimeError("the test provider crashed")
+            yield await self.answer(request)
+
+
+class StreamedCrashingProvider(CrashingProvider, StreamingProvider):
+    """`CrashingProvider` taking requests one by one, as the API providers do."""
+
+    name = "streamed-crashing"
+
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+        n = 0
+        async for request in requests:
+            if n == ANSWERED_BEFORE_THE_CRASH:
+                raise RuntimeError("the test provider crashed")
+            n += 1
+            yield await self.answer(request)
+
+
+ANSWERED_BEFORE_THE_CRASH = 2
+
+
+@pytest.mark.parametrize("provider", ["CrashingProvider", "StreamedCrashingProvider"])
+def test_a_provider_that_raises_stops_the_run_keeps_what_arrived_and_names_the_log(
+    tmp_path: Path, calls: Path, provider: str
+) -> None:
+    out = tmp_path / "results"
+    args = ["run", "--model", "m", "--provider", f"{__name__}:{provider}", "--data", "sample"]
+    result = zs(*args, "--tasks", "qasper,quality", "--output", str(out))
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    (line,) = [line for line in result.output.splitlines() if line.startswith("error:")]
+    folder = out / "m_100000_validation"
+    log = folder / "error.log"
+    assert "RuntimeError: the test provider crashed" in line and str(log) in line, line
+    assert log.read_text().startswith("Traceback") and "the test provider crashed" in log.read_text()
+    assert json.loads((folder / "manifest.json").read_text())["status"] == "fatal error"
+    answered = read_calls(calls)
+    assert len(answered) == ANSWERED_BEFORE_THE_CRASH
+    written = json.loads((folder / "predictions" / "qasper.json").read_text())
+    assert len(written) == ANSWERED_BEFORE_THE_CRASH  # the answers that arrived are written ...
+    with GenerationCache(default_cache_path()) as cache:
+        assert len(cache) == ANSWERED_BEFORE_THE_CRASH  # ... and cached

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
-from rich.console import Console
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.engine.progress import PlainProgress
+from zeroscrolls.engine.progress import PlainProgress, Tally
 
 
 class Clock:
@@ -22,14 +20,14 @@ class Clock:
 
 
 def test_lines_come_at_most_every_interval_with_counts_cost_and_eta() -> None:
-    out, clock = io.StringIO(), Clock()
-    progress = PlainProgress(Console(file=out, width=200), interval=30, clock=clock)
-    with progress:
-        task = progress.add_task("gpt-4_8192_validation", total=100, completed=10, failed=0, tokens=500, cost=0.0)
-        for step in range(90):  # one answer every 2 s: 180 s in all
-            clock.now = 2.0 * (step + 1)
-            progress.update(task, advance=1, failed=step // 45, tokens=500 + 100 * step, cost=0.01 * step)
-    lines = out.getvalue().splitlines()
+    lines: list[str] = []
+    clock = Clock()
+    progress = PlainProgress(lines.append, interval=30, clock=clock)
+    progress.start("gpt-4_8192_validation", Tally(10, 100, tokens=500))
+    for step in range(90):  # one answer every 2 s: 180 s in all
+        clock.now = 2.0 * (step + 1)
+        progress.update(Tally(11 + step, 100, failed=step // 45, tokens=500 + 100 * step, cost=0.01 * step))
+    progress.stop()
     assert lines[0] == "gpt-4_8192_validation: 10/100 done, 0 failed, 500 tokens, $0.0000"  # at once: cache hits
     assert lines[1] == "gpt-4_8192_validation: 25/100 done, 0 failed, 1,900 tokens, $0.1400, ETA 0:02:30"
     done = [int(re.search(r": (\d+)/100", line).group(1)) for line in lines]  # type: ignore[union-attr]

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.providers.base import installed_providers, resolve_provider
+from zeroscrolls.run.values import RunConfig
 
 
 def test_the_echo_example_is_installed_as_an_entry_point() -> None:
@@ -45,19 +46,20 @@ def test_unknown_provider_lists_the_installed_ones() -> None:
 
 def test_a_class_that_is_not_a_provider_is_refused() -> None:
     with pytest.raises(UsageError, match="is not a zeroscrolls Provider subclass"):
-        resolve_provider("zeroscrolls.engine.runner:RunConfig")
+        resolve_provider("zeroscrolls.run.values:RunConfig")
 
 
-PUBLIC_API = ("Provider", "Request", "Generation", "ModelProfile", "PromptStyle", "FatalProviderError")
+PUBLIC_API = ("Provider", "Request", "Generation", "ModelProfile", "PromptStyle", "RunStopped")
 
 
 def test_the_public_api_is_the_internal_types() -> None:
     import zeroscrolls.providers as public
-    from zeroscrolls.providers.base import FatalProviderError, Generation, Provider, Request
+    from zeroscrolls.core.errors import RunStopped
+    from zeroscrolls.providers.base import Generation, Provider, Request
     from zeroscrolls.providers.models import ModelProfile
     from zeroscrolls.text.templates import PromptStyle
 
-    internal = (Provider, Request, Generation, ModelProfile, PromptStyle, FatalProviderError)
+    internal = (Provider, Request, Generation, ModelProfile, PromptStyle, RunStopped)
     assert tuple(getattr(public, name) for name in PUBLIC_API) == internal
     assert set(PUBLIC_API) <= set(public.__all__) <= set(dir(public))
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):

@@ -15,9 +15,10 @@ from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.providers.base import Generation, Request
-from zeroscrolls.providers.http.provider import normalized_endpoint
+from zeroscrolls.providers.http.options import normalized_endpoint
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.text.tokenizers import load_tokenizer
 

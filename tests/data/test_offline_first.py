@@ -11,6 +11,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.tiny_models import needs_local
 from zeroscrolls.cli.main import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +54,7 @@ def test_unreachable_hub_fails_at_once_in_one_line(tmp_path: Path) -> None:
     assert "--data sample" in lines[0] and "--data DIR" in lines[0]
 
 
+@needs_local
 def test_a_hub_model_without_network_is_not_blamed_on_its_name(tmp_path: Path) -> None:
     endpoint = f"http://127.0.0.1:{closed_port()}"
     env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": endpoint}

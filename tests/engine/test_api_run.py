@@ -13,7 +13,8 @@ from typer.testing import CliRunner, Result
 from tests.api_server import GENEROUS_RPM, ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 from zeroscrolls.text.tokenizers import load_tokenizer
 

@@ -17,10 +17,11 @@ from typer.testing import CliRunner, Result
 
 from tests.providers_for_tests import read_calls
 from zeroscrolls.cli.main import app
+from zeroscrolls.cli.score_tables import results_table
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, execute, plan_run
-from zeroscrolls.results.scoring import results_table
+from zeroscrolls.engine import execute, plan_run
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.zeroscrolls.metric import score_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
@@ -134,7 +135,7 @@ def test_a_task_whose_scoring_fails_is_written_and_marked_not_scored(data: Path,
         run_name="r",
         suite=suite,
     )
-    result = execute(plan_run(config), None, Console(stderr=True, quiet=True))
+    result = execute(plan_run(config), None)
     folder = tmp_path / "results" / "r"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["status"] != "running" and manifest["finished_at"] is not None

@@ -19,7 +19,8 @@ from typer.testing import CliRunner, Result
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
+from zeroscrolls.run.values import RunConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-zs-cap-resume-9b3e"

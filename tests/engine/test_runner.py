@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from tests.providers_for_tests import PricedProvider, answer_for, read_calls
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, estimate, execute, plan_run, postprocess
+from zeroscrolls.engine import estimate, execute, plan_run, postprocess
 from zeroscrolls.providers.base import Request
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.store.cache import GenerationCache
 
 PROVIDERS = "tests.providers_for_tests"
@@ -21,10 +21,6 @@ PROVIDERS = "tests.providers_for_tests"
 def config(tmp_path: Path, provider: str = "ScriptedProvider", **fields: object) -> RunConfig:
     values: dict = {"model": "m", "provider": f"{PROVIDERS}:{provider}", "data": DataSource.parse("sample")}
     return RunConfig(**(values | {"output": tmp_path / "results"} | fields))
-
-
-def quiet() -> Console:
-    return Console(stderr=True, quiet=True)
 
 
 def test_an_example_that_cannot_fit_fails_alone(tmp_path: Path) -> None:
@@ -54,14 +50,13 @@ def test_cost_cap_stops_scheduling_and_a_higher_cap_continues(tmp_path: Path, ca
     bounds = sorted(plan.upper_cost(r) for r in plan.requests().values())
     cap = bounds[0] + bounds[1] / 2  # room for the cheaper request's worst case, not for both
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        capped = execute(plan_run(config(tmp_path, "PricedProvider", tasks=("qasper",), max_cost=cap)), cache, quiet())
+        capped = execute(plan_run(config(tmp_path, "PricedProvider", tasks=("qasper",), max_cost=cap)), cache)
         assert len(read_calls(calls)) == 1
         assert capped.totals.cost_usd <= cap and capped.exit_code == 1
-        assert "--max-cost" in capped.stopped and "rerun the same command with a higher --max-cost" in capped.stopped
+        why = capped.stopped.message if capped.stopped is not None else ""
+        assert "--max-cost" in why and "rerun the same command with a higher --max-cost" in why
         assert len(json.loads(capped.folder.predictions("qasper").read_text())) == 1
-        resumed = execute(
-            plan_run(config(tmp_path, "PricedProvider", tasks=("qasper",), max_cost=10.0)), cache, quiet()
-        )
+        resumed = execute(plan_run(config(tmp_path, "PricedProvider", tasks=("qasper",), max_cost=10.0)), cache)
     assert len(read_calls(calls)) == 2 and resumed.exit_code == 0 and resumed.totals.cache_hits == 1
 
 
@@ -70,10 +65,10 @@ def test_fatal_error_stops_at_once_and_keeps_what_was_done(
 ) -> None:
     monkeypatch.setenv("ZS_TEST_FATAL_AFTER", "3")
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        result = execute(plan_run(config(tmp_path, "FatalProvider")), cache, quiet())
+        result = execute(plan_run(config(tmp_path, "FatalProvider")), cache)
         assert len(cache) == 3
-    assert result.fatal and result.exit_code == 2
-    assert result.stopped == "the test provider refused the API key (401); set a valid key"
+    assert result.stopped is not None and result.stopped.stops_run and result.exit_code == 2
+    assert result.stopped.message == "the test provider refused the API key (401); set a valid key"
     assert len(read_calls(calls)) == 3
     manifest = json.loads(result.folder.manifest.read_text())
     assert manifest["status"] == "fatal error" and manifest["totals"]["generated"] == 3
@@ -96,7 +91,7 @@ def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) ->
     )
     plan = plan_run(cfg)
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        result = execute(plan, cache, quiet())
+        result = execute(plan, cache)
     root = tmp_path / "results" / "my_run"
     assert result.folder.root == root and result.exit_code == 0
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
@@ -140,7 +135,7 @@ def test_credentials_in_a_base_url_never_reach_the_manifest(tmp_path: Path, call
         provider_options={"base_url": url},
         command=("zeroscrolls", "run", "--base-url", url),
     )
-    result = execute(plan_run(cfg), None, quiet())
+    result = execute(plan_run(cfg), None)
     manifest = json.loads((result.folder.root / "manifest.json").read_text())
     assert manifest["provider"]["options"] == {"base_url": "http://***@127.0.0.1:9/v1"}
     assert manifest["command"] == ["zeroscrolls", "run", "--base-url", "http://***@127.0.0.1:9/v1"]
@@ -150,15 +145,15 @@ def test_credentials_in_a_base_url_never_reach_the_manifest(tmp_path: Path, call
 
 def test_a_rerun_with_fewer_tasks_leaves_no_stale_files(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        execute(plan_run(config(tmp_path, tasks=("quality", "qasper"), run_name="r")), cache, quiet())
-        result = execute(plan_run(config(tmp_path, tasks=("quality",), run_name="r")), cache, quiet())
+        execute(plan_run(config(tmp_path, tasks=("quality", "qasper"), run_name="r")), cache)
+        result = execute(plan_run(config(tmp_path, tasks=("quality",), run_name="r")), cache)
     assert [p.name for p in (result.folder.root / "predictions").iterdir()] == ["quality.json"]
     assert [p.name for p in (result.folder.root / "records").iterdir()] == ["quality.jsonl"]
 
 
 def test_priced_provider_reports_its_cost(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        result = execute(plan_run(config(tmp_path, "PricedProvider", tasks=("quality",))), cache, quiet())
+        result = execute(plan_run(config(tmp_path, "PricedProvider", tasks=("quality",))), cache)
     provider = PricedProvider()
     profile = provider.profile("m", None)
     expected = sum(

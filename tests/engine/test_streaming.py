@@ -12,13 +12,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 from tests.api_server import ApiServer
 from tests.synthetic import synthetic_rows
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import PLAN_CHUNK, RunConfig, execute, plan_run
+from zeroscrolls.engine import execute, plan_run
+from zeroscrolls.engine.plan import PLAN_CHUNK
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.suite import SUITE
 from zeroscrolls.text.tokenizers import WhitespaceTokenizer
@@ -79,7 +80,7 @@ def test_planning_is_lazy_and_runs_a_bounded_way_ahead_of_the_first_request(serv
     tokenizer = TimedTokenizer()
     plan = plan_run(config(server, data, tmp_path, concurrency=1), Truncator(tokenizer, cache_size=64))
     assert tokenizer.times == [] and plan.counts == {"musique": 100}  # counted, nothing tokenized yet
-    result = execute(plan, None, Console(quiet=True))
+    result = execute(plan, None)
     assert result.exit_code == 0
     arrivals = [c.at for c in server.received]
     assert len(arrivals) == 100
@@ -94,7 +95,7 @@ def test_a_finished_run_keeps_no_prompt_or_document_and_writes_what_an_unstreame
     with GenerationCache(tmp_path / "cache.sqlite") as cache:
         plan = plan_run(config(server, synthetic_data, tmp_path / "results"))
         whole = plan.examples  # the same plan held at once, as a dry run or a batch sees it
-        result = execute(plan_run(config(server, synthetic_data, tmp_path / "results")), cache, Console(quiet=True))
+        result = execute(plan_run(config(server, synthetic_data, tmp_path / "results")), cache)
     assert result.exit_code == 0
     for task, items in result.results.items():
         assert [r.planned.example.id for r in items] == [p.example.id for p in whole[task]]  # dataset order
@@ -162,7 +163,7 @@ def test_requests_keep_leaving_while_a_finished_task_is_scored(server: ApiServer
         config(server, data, tmp_path / "results", concurrency=1),
         suite=dataclasses.replace(SUITE, score_example=slow_for_musique),
     )
-    result = execute(plan_run(run), None, Console(quiet=True))
+    result = execute(plan_run(run), None)
     assert result.exit_code == 0 and len(server.received) == 40 and len(scoring) == 2
     during = [c for c in server.received if scoring[0] < c.at < scoring[1]]
     assert len(during) >= 5  # the event loop kept sending space_digest's requests (0.05 s each) meanwhile

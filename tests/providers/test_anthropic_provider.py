@@ -10,10 +10,10 @@ from typer.testing import CliRunner
 
 from tests.api_server import GENEROUS_RPM, ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
-from zeroscrolls.core.errors import UsageError
-from zeroscrolls.engine.runner import keep_counts
+from zeroscrolls.core.errors import RunStopped, UsageError
+from zeroscrolls.engine import keep_counts
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
-from zeroscrolls.providers.base import FatalProviderError, Request
+from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.tasks import get_task
@@ -120,7 +120,7 @@ async def test_refused_key_stops_the_run_without_leaking_it(server: ApiServer) -
     provider = AnthropicProvider()
     requests = planned(provider, QA_TASKS)
     server.key = "sk-ant-the-right-one"  # the key is revoked between planning and sending
-    with pytest.raises(FatalProviderError, match="ANTHROPIC_API_KEY") as caught:
+    with pytest.raises(RunStopped, match="ANTHROPIC_API_KEY") as caught:
         await collect(provider, requests)
     assert KEY not in str(caught.value)
     assert len(server.calls("/v1/messages")) == 1
@@ -134,7 +134,7 @@ async def test_refused_key_stops_the_run_without_leaking_it(server: ApiServer) -
 async def test_missing_key_stops_before_any_message_is_sent(server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> None:
     requests = planned(AnthropicProvider(), ("quality",))
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    with pytest.raises(FatalProviderError, match="ANTHROPIC_API_KEY"):
+    with pytest.raises(RunStopped, match="ANTHROPIC_API_KEY"):
         await collect(AnthropicProvider(), requests)
     assert server.calls("/v1/messages") == []
 

@@ -9,9 +9,10 @@ import time
 import pytest
 
 from tests.api_server import ApiServer, Fault, collect, plan_requests
+from zeroscrolls.core.failures import Kind
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
-from zeroscrolls.providers.http.provider import APIProvider
+from zeroscrolls.providers.http.provider import HTTPProvider
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 
 OPENAI_KEY = "sk-faults-0b1c2d3e-openai"
@@ -48,7 +49,7 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     return api_server
 
 
-def planned(provider: APIProvider, model: str, tasks: tuple[str, ...], max_tokens: int = 8000) -> list[Request]:
+def planned(provider: HTTPProvider, model: str, tasks: tuple[str, ...], max_tokens: int = 8000) -> list[Request]:
     profile = provider.profile(model, max_tokens)
     return [r for task in tasks for r in plan_requests(provider, profile, task)]
 
@@ -88,6 +89,7 @@ async def test_an_answer_malformed_on_every_attempt_fails_only_its_request(serve
     failed = [g for g in generations if not g.ok]
     assert len(generations) == 4 and len(failed) == 1
     assert "gave up after 2 retries" in failed[0].error and "malformed" in failed[0].error
+    assert (failed[0].failure.kind, failed[0].failure.status) == (Kind.MALFORMED, 200)
     assert failed[0].request_key == requests[0].key()
     assert len(server.received) == 6  # three attempts of the first request, then one each
 
@@ -156,7 +158,7 @@ async def test_a_hanging_server_is_cut_off_by_the_request_timeout(server: ApiSer
     [generation] = await collect(provider, requests)
     assert time.monotonic() - started < 3
     assert not generation.ok and "--request-timeout 0.5" in generation.error
-    assert "gave up after 1 retries" in generation.error
+    assert "gave up after 1 retries" in generation.error and generation.failure.kind is Kind.TIMEOUT
 
 
 @pytest.mark.parametrize("model", ["gpt-4", CLAUDE])
@@ -200,7 +202,21 @@ async def test_a_retry_after_beyond_max_wait_fails_at_once_quoting_the_wait(serv
     assert time.monotonic() - started < 5  # neither this request nor the next waited an hour
     assert not failed.ok and "3600 s" in failed.error and "--max-wait 30" in failed.error
     assert "gave up" not in failed.error and failed.info["retries"] == 0
+    assert (failed.failure.kind, failed.failure.retryable) == (Kind.RATE_LIMITED, False)
     assert ok.ok
+
+
+@pytest.mark.parametrize("model", ["gpt-4", CLAUDE])
+async def test_a_failed_request_keeps_the_kind_of_its_failure(server: ApiServer, model: str) -> None:
+    cls = OpenAIProvider if model == "gpt-4" else AnthropicProvider
+    provider = cls(concurrency=1, max_retries=1)
+    requests = planned(provider, model, ("qasper",))[:2]
+    server.fail_next(Fault(400, message="prompt is too long"), Fault(500), Fault(503))
+    refused, given_up = await collect(provider, requests)
+    assert (refused.failure.kind, refused.failure.status, refused.info["retries"]) == (Kind.REFUSED, 400, 0)
+    assert "prompt is too long" in refused.error
+    assert (given_up.failure.kind, given_up.failure.status) == (Kind.SERVER, 503)
+    assert given_up.error.startswith("gave up after 1 retries")
 
 
 async def test_a_retry_after_within_max_wait_is_honoured(server: ApiServer) -> None:

@@ -17,7 +17,7 @@ from tests.api_server import ApiServer, collect
 from tests.store.test_batch_bookkeeping import provider_for
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.batch import custom_id
+from zeroscrolls.providers.batch.api import custom_id
 from zeroscrolls.store.batches import COLLECTED, BatchStore
 
 KEY = "sk-zs-recovery-unique-key"

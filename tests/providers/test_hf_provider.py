@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.tiny_models import build_tiny_llama, build_tiny_t5
+from tests.tiny_models import build_tiny_llama, build_tiny_t5, needs_local, require_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
@@ -30,15 +30,13 @@ QUALITY_ID = "20077_ZF5G55FD_1"
 
 @pytest.fixture(scope="session")
 def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require_local()
     return build_tiny_t5(tmp_path_factory.mktemp("tiny-t5"))
 
 
 @pytest.fixture(scope="session")
 def llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require_local()
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
 
 
@@ -133,8 +131,8 @@ def test_profiles_come_from_config_json(t5_dir: Path, llama_dir: Path) -> None:
         resolve_model(str(llama_dir), "hf", 5000)
 
 
+@needs_local
 def test_models_that_cannot_be_found_get_clear_errors(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
     with pytest.raises(UsageError, match="has no config.json; --model DIR must be a folder written by save_pretr"):
         resolve_model(str(tmp_path), "hf", None)
     # a Hub id neither in the registry nor in the (empty, offline) Hugging Face cache; huggingface_hub reads

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from tests.run.test_fit_window import example
-from tests.tiny_models import TINY_CHAT_TEMPLATE, build_tiny_chat_tokenizer, build_tiny_llama
+from tests.tiny_models import TINY_CHAT_TEMPLATE, build_tiny_chat_tokenizer, build_tiny_llama, require_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.run.planning import resolve_model
@@ -40,8 +40,7 @@ def generated(data: Path, out: Path, name: str, *options: str) -> int:
 
 @pytest.fixture
 def local_model(tmp_path: Path) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require_local()
     return build_tiny_llama(tmp_path / "model")
 
 

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
-from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.base import FatalProviderError, Request
+from zeroscrolls.core.errors import RunStopped, UsageError
+from zeroscrolls.core.failures import Kind
+from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.suites.zeroscrolls.tasks import get_task
@@ -144,7 +145,7 @@ def test_unknown_model_on_the_cli_prompt_command_needs_a_tokenizer() -> None:
 async def test_missing_key_stops_before_any_request(api_server: ApiServer) -> None:
     provider = OpenAIProvider(base_url=api_server.openai_base_url, api_key_env="SOME_SERVER_KEY")
     requests = planned(provider, "gpt-4", 8192, ("qasper",))  # building the provider needed no key
-    with pytest.raises(FatalProviderError, match="SOME_SERVER_KEY"):
+    with pytest.raises(RunStopped, match="SOME_SERVER_KEY"):
         await collect(provider, requests)
     assert api_server.received == []
 
@@ -153,16 +154,17 @@ async def test_refused_key_stops_the_run_after_one_request(server: ApiServer, mo
     server.key = "sk-the-right-one"
     provider = OpenAIProvider()
     requests = planned(provider, "gpt-4", 8192)
-    with pytest.raises(FatalProviderError, match="OPENAI_API_KEY") as caught:
+    with pytest.raises(RunStopped, match="OPENAI_API_KEY") as caught:
         await collect(provider, requests)
     assert KEY not in str(caught.value)  # the server echoed the key; the message must not
+    assert (caught.value.failure.kind, caught.value.failure.status) == (Kind.CREDENTIALS, 401)
     assert len(server.received) == 1  # the first request goes alone, so nothing else was sent
 
 
 async def test_exhausted_quota_is_not_retried(server: ApiServer) -> None:
     server.fail_next(Fault(429, message="You exceeded your current quota", code="insufficient_quota"))
     provider = OpenAIProvider()
-    with pytest.raises(FatalProviderError, match="quota"):
+    with pytest.raises(RunStopped, match="quota"):
         await collect(provider, planned(provider, "gpt-4", 8192, ("qasper",)))
     assert len(server.received) == 1
 

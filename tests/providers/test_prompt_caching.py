@@ -14,13 +14,14 @@ from tests.api_server import ApiServer
 from tests.narrativexl_release import book_rows, make_release, marker, write_book
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.providers.anthropic import codec
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.run.prompt_cache import expected_saving
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.release import read_books
 from zeroscrolls.text.templates import PromptStyle, build_prompt

@@ -9,7 +9,8 @@ from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
+from zeroscrolls.run.values import RunConfig
 
 QUALITY_ID = "20077_ZF5G55FD_1"
 

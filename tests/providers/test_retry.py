@@ -1,4 +1,5 @@
-"""The retry policy: what is retried, how long it waits, when it gives up; Retry-After parsing; the verdicts."""
+"""The retry policy: what is retried, how long it waits, when it gives up; Retry-After parsing; what HTTP statuses
+mean."""
 
 from __future__ import annotations
 
@@ -9,55 +10,52 @@ from itertools import pairwise
 import pytest
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.http.retry import (
-    Action,
-    RetryPolicy,
-    Verdict,
-    http_verdict,
-    retry_after,
-    wait_max_from_env,
-)
+from zeroscrolls.core.failures import Failure, Kind
+from zeroscrolls.providers.http.retry import RetryPolicy, http_failure, retry_after, wait_max_from_env
 
 
 class Flaky(Exception):
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.message)
-        self.verdict = verdict
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
 
 
-def classify(exc: BaseException) -> Verdict | None:
-    return exc.verdict if isinstance(exc, Flaky) else None
+def classify(exc: BaseException) -> Failure | None:
+    return exc.failure if isinstance(exc, Flaky) else None
 
 
-def failing(verdicts: list[Verdict], result: str = "ok"):
-    """An async call that fails with each verdict in turn, then returns `result`; records its call times."""
+def failing(failures: list[Failure], result: str = "ok"):
+    """An async call that fails with each failure in turn, then returns `result`; records its call times."""
     calls: list[float] = []
 
     async def attempt() -> str:
         calls.append(time.monotonic())
-        if len(calls) <= len(verdicts):
-            raise Flaky(verdicts[len(calls) - 1])
+        if len(calls) <= len(failures):
+            raise Flaky(failures[len(calls) - 1])
         return result
 
     return attempt, calls
 
 
 async def test_transient_failures_are_retried_until_success() -> None:
-    attempt, calls = failing([Verdict(Action.RETRY, "500")] * 3)
+    attempt, calls = failing([Failure(Kind.SERVER, "500")] * 3)
     assert await RetryPolicy(max_retries=6).call(attempt, classify, "t/1") == ("ok", 3)
     assert len(calls) == 4
 
 
 async def test_gives_up_after_max_retries_with_the_last_error() -> None:
-    attempt, calls = failing([Verdict(Action.RETRY, f"500 #{i}") for i in range(10)])
+    attempt, calls = failing([Failure(Kind.SERVER, f"500 #{i}") for i in range(10)])
     with pytest.raises(Flaky, match="500 #2"):
         await RetryPolicy(max_retries=2).call(attempt, classify, "t/1")
     assert len(calls) == 3
 
 
-@pytest.mark.parametrize("action", [Action.FAIL, Action.STOP])
-async def test_failures_retrying_cannot_fix_are_not_retried(action: Action) -> None:
-    attempt, calls = failing([Verdict(action, "400")])
+@pytest.mark.parametrize(
+    "failure",
+    [Failure(Kind.REFUSED, "400"), Failure(Kind.CREDENTIALS, "401"), Failure(Kind.SERVER, "500", retryable=False)],
+)
+async def test_failures_retrying_cannot_fix_are_not_retried(failure: Failure) -> None:
+    attempt, calls = failing([failure])
     with pytest.raises(Flaky):
         await RetryPolicy().call(attempt, classify, "t/1")
     assert len(calls) == 1
@@ -76,7 +74,7 @@ async def test_other_exceptions_propagate_at_once() -> None:
 
 
 async def test_the_wait_a_server_asked_for_is_honoured_above_the_backoff_cap() -> None:
-    attempt, calls = failing([Verdict(Action.RETRY, "429", wait=0.3)])
+    attempt, calls = failing([Failure(Kind.RATE_LIMITED, "429", wait=0.3)])
     await RetryPolicy(wait_max=0.01).call(attempt, classify, "t/1")
     assert 0.3 <= calls[1] - calls[0] < 0.3 * 1.1 + 0.2
 
@@ -85,7 +83,7 @@ async def test_backoff_is_capped_by_the_environment(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("ZEROSCROLLS_RETRY_WAIT_MAX", "0.01")
     policy = RetryPolicy()
     assert policy.wait_max == 0.01
-    attempt, calls = failing([Verdict(Action.RETRY, "500")] * 3)
+    attempt, calls = failing([Failure(Kind.SERVER, "500")] * 3)
     await policy.call(attempt, classify, "t/1")
     assert all(b - a < 0.2 for a, b in pairwise(calls))  # uncapped, the third wait alone is >= 4 s
 
@@ -107,27 +105,37 @@ def test_retry_after_headers() -> None:
 
 
 @pytest.mark.parametrize(
-    ("status", "action"),
+    ("status", "kind"),
     [
-        (400, Action.FAIL),
-        (404, Action.FAIL),
-        (401, Action.STOP),
-        (403, Action.STOP),
-        (408, Action.RETRY),
-        (429, Action.RETRY),
-        (500, Action.RETRY),
-        (503, Action.RETRY),
-        (529, Action.RETRY),
+        (400, Kind.REFUSED),
+        (404, Kind.REFUSED),
+        (401, Kind.CREDENTIALS),
+        (403, Kind.CREDENTIALS),
+        (408, Kind.SERVER),
+        (409, Kind.SERVER),
+        (429, Kind.RATE_LIMITED),
+        (500, Kind.SERVER),
+        (503, Kind.SERVER),
+        (529, Kind.SERVER),
     ],
 )
-def test_http_statuses(status: int, action: Action) -> None:
-    verdict = http_verdict(status, {"retry-after": "2"}, "msg")
-    assert verdict.action is action
-    assert verdict.status == status
-    assert verdict.wait == (2.0 if action is Action.RETRY else None)
+def test_http_statuses(status: int, kind: Kind) -> None:
+    failure = http_failure(status, {"retry-after": "2"}, "msg")
+    assert (failure.kind, failure.status, failure.message) == (kind, status, "msg")
+    assert failure.retryable is (kind in (Kind.SERVER, Kind.RATE_LIMITED))
+    assert failure.stops_run is (kind is Kind.CREDENTIALS)
+    assert failure.wait == (2.0 if failure.retryable else None)
 
 
 def test_the_servers_should_retry_hint_wins() -> None:
-    assert http_verdict(500, {"x-should-retry": "false"}, "m").action is Action.FAIL
-    assert http_verdict(400, {"x-should-retry": "true"}, "m").action is Action.RETRY
-    assert http_verdict(401, {"x-should-retry": "true"}, "m").action is Action.STOP
+    assert http_failure(500, {"x-should-retry": "false"}, "m").retryable is False
+    assert http_failure(400, {"x-should-retry": "true"}, "m").retryable is True
+    refused_key = http_failure(401, {"x-should-retry": "true"}, "m")
+    assert refused_key.kind is Kind.CREDENTIALS and not refused_key.retryable and refused_key.stops_run
+
+
+def test_a_wait_longer_than_max_wait_is_final() -> None:
+    policy = RetryPolicy(max_wait=10)
+    assert policy.capped(Failure(Kind.RATE_LIMITED, "429", wait=5)).retryable
+    capped = policy.capped(Failure(Kind.RATE_LIMITED, "429", wait=60))
+    assert capped.kind is Kind.RATE_LIMITED and not capped.retryable and "more than --max-wait 10 s" in capped.message

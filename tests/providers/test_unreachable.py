@@ -12,8 +12,10 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer, collect
 from zeroscrolls.cli.main import app
+from zeroscrolls.core.errors import RunStopped
+from zeroscrolls.core.failures import Kind
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
-from zeroscrolls.providers.base import FatalProviderError, Request
+from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 
 
@@ -62,9 +64,9 @@ async def test_openai_provider_names_the_url_from_the_environment(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-anything")
     monkeypatch.setenv("OPENAI_BASE_URL", f"{closed_port_url}/v1")
     provider = OpenAIProvider(max_retries=6)
-    with pytest.raises(FatalProviderError, match="OPENAI_BASE_URL") as caught:
+    with pytest.raises(RunStopped, match="OPENAI_BASE_URL") as caught:
         await collect(provider, [request("openai", "gpt-4", str(i)) for i in range(5)])
-    assert closed_port_url in str(caught.value)
+    assert closed_port_url in str(caught.value) and caught.value.failure.kind is Kind.UNREACHABLE
 
 
 async def test_anthropic_provider_against_a_closed_port_stops_naming_the_url(
@@ -72,7 +74,7 @@ async def test_anthropic_provider_against_a_closed_port_stops_naming_the_url(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-anything")
     provider = AnthropicProvider(base_url=closed_port_url, max_retries=6)
-    with pytest.raises(FatalProviderError) as caught:
+    with pytest.raises(RunStopped) as caught:
         await collect(provider, [request("anthropic", "claude-haiku-4-5", str(i)) for i in range(5)])
     message = str(caught.value)
     assert closed_port_url in message and "connection refused" in message
@@ -82,9 +84,9 @@ async def test_anthropic_provider_against_a_closed_port_stops_naming_the_url(
 async def test_a_host_that_cannot_be_resolved_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-anything")
     provider = OpenAIProvider(base_url="http://no-such-host.invalid/v1", max_retries=6)
-    with pytest.raises(FatalProviderError, match="cannot resolve the host") as caught:
+    with pytest.raises(RunStopped, match="cannot resolve the host") as caught:
         await collect(provider, [request("openai", "gpt-4")])
-    assert "http://no-such-host.invalid/v1" in str(caught.value)
+    assert "http://no-such-host.invalid/v1" in str(caught.value) and caught.value.failure.kind is Kind.UNREACHABLE
 
 
 async def test_refused_connections_after_progress_are_retried(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tiny_models import build_tiny_llama, build_tiny_t5
+from tests.tiny_models import build_tiny_llama, build_tiny_t5, require_local
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Request
@@ -38,13 +38,13 @@ QUALITY_ID = "20077_ZF5G55FD_1"
 
 @pytest.fixture(scope="session")
 def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("transformers")
+    require_local()
     return build_tiny_t5(tmp_path_factory.mktemp("tiny-t5"))
 
 
 @pytest.fixture(scope="session")
 def llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("transformers")
+    require_local()
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), hidden_size=256)
 
 
@@ -119,7 +119,13 @@ def test_engine_is_sized_to_the_longest_request_within_the_window() -> None:
 
 
 def test_a_separate_tokenizer_is_passed_to_the_engine() -> None:
-    profile = ModelProfile("/models/llama", "vllm", 4096, "hf:/models/llama-tokenizer", PromptStyle.CHAT)
+    profile = ModelProfile(
+        name="/models/llama",
+        provider="vllm",
+        max_tokens=4096,
+        tokenizer="hf:/models/llama-tokenizer",
+        prompt_style=PromptStyle.CHAT,
+    )
     assert VLLMProvider().engine_args(profile, 100)["tokenizer"] == "/models/llama-tokenizer"
     assert "tokenizer" not in VLLMProvider().engine_args(llama_profile(), 100)
 

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 from tests.data.test_offline_first import closed_port
 from tests.providers.test_vllm_provider import skip_without_vllm_engine
-from tests.tiny_models import build_tiny_llama
+from tests.tiny_models import build_tiny_llama, require_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.suites.zeroscrolls.tasks import get_task
 
@@ -110,7 +110,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One `vllm serve` of a tiny Llama (its own folder, made offline) for the module's tests."""
     skip_without_vllm_engine()
-    pytest.importorskip("transformers")
+    require_local()
     model = build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"), hidden_size=256)
     log = tmp_path_factory.mktemp("vllm-serve") / "server.log"
     port = closed_port()

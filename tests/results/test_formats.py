@@ -15,9 +15,18 @@ from zeroscrolls.cli.main import app
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.formats import is_refusal
-from zeroscrolls.results.lenient import extract_answer
 from zeroscrolls.results.scoring import load_predictions, score_benchmark, score_task
+from zeroscrolls.suites.base import resolve_suite
+from zeroscrolls.suites.forms import permutation_of
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
+
+ZEROSCROLLS = resolve_suite("zeroscrolls")
+
+
+def extract_answer(task: str, output: str) -> str:
+    """What the lenient score reads out of `output` under the ZeroSCROLLS task's format (unchanged without one)."""
+    extract = ZEROSCROLLS.answer_format(task).extract
+    return output if extract is None else extract(output, None)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +51,7 @@ def real_examples(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory)
     ],
 )
 def test_declining_answers_are_refusals(answer: str) -> None:
-    assert is_refusal("narrative_qa", answer)
+    assert is_refusal(answer)
 
 
 @pytest.mark.parametrize(
@@ -56,13 +65,14 @@ def test_declining_answers_are_refusals(answer: str) -> None:
     ],
 )
 def test_real_answers_are_not_refusals(answer: str) -> None:
-    assert not is_refusal("narrative_qa", answer)
+    assert not is_refusal(answer)
 
 
 def test_a_summary_refuses_only_in_its_first_sentence() -> None:
-    assert is_refusal("gov_report", "I'm sorry, but I cannot summarize a report this long.\nThe report ...")
-    assert not is_refusal("qmsum", "The team discussed the remote. The decision on the colour was not made.")
-    assert not is_refusal("gov_report", "GAO reviewed the program. The agency did not provide information on X.")
+    assert is_refusal("I'm sorry, but I cannot summarize a report this long.\nThe report ...", long_form=True)
+    assert not is_refusal("The team discussed the remote. The decision on the colour was not made.", long_form=True)
+    assert not is_refusal("GAO reviewed the program. The agency did not provide information on X.", long_form=True)
+    assert ZEROSCROLLS.answer_format("gov_report").long_form and not ZEROSCROLLS.answer_format("qasper").long_form
 
 
 @pytest.mark.parametrize(
@@ -99,7 +109,7 @@ def test_extract_answer(task: str, output: str, extracted: str) -> None:
     ],
 )
 def test_extract_permutation(output: str, extracted: str) -> None:
-    assert extract_answer("book_sum_sort", output, [1, 2, 3]) == extracted
+    assert permutation_of(output, [1, 2, 3]) == extracted
 
 
 def test_lenient_score_rescues_verbose_answers_and_keeps_the_official_score(
@@ -168,3 +178,19 @@ def test_runs_report_and_compare_carry_the_format_analysis(tmp_path: Path) -> No
     assert formats["s1"]["quality"] == scores["tasks"]["quality"]["formats"] and set(formats) == {"s1", "s2"}
     markdown = CliRunner().invoke(app, ["compare", *map(str, runs), "--resamples", "50", "--format", "md"]).stdout
     assert "| run | task | format ok | refusals |" in markdown and "| s2 | book_sum_sort |" in markdown
+
+
+def test_every_built_in_suite_declares_its_answer_checks() -> None:
+    blank = Example("t", "x", "", (), 0, 0, 0, 0)
+    narrativexl = resolve_suite("narrativexl")
+    options = narrativexl.answer_format("read_along")
+    assert narrativexl.format_diagnostics and options.extract is None
+    assert options.in_form("3", blank) and options.in_form("Option 6 (None of the above).", blank)
+    assert not options.in_form("None of the above.", blank) and not options.in_form("12", blank)
+    assert narrativexl.answer_format("scene_reconstruction").long_form
+    scrolls = resolve_suite("scrolls")
+    labels = scrolls.answer_format("contract_nli")
+    assert labels.closed and labels.in_form("Not mentioned", Example("contract_nli", "x", "", (), 0, 0, 0, 0))
+    assert scrolls.answer_format("narrative_qa").in_form(" ".join(["w"] * 10), blank)
+    assert not scrolls.answer_format("narrative_qa").in_form(" ".join(["w"] * 11), blank)
+    assert scrolls.answer_format("gov_report").long_form

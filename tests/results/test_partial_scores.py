@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 
 from tests.real_data import real_golds, rotated, write_real_tasks
 from zeroscrolls.cli.main import app
+from zeroscrolls.cli.score_tables import results_table
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.output.plots import score_figure
-from zeroscrolls.results.scoring import BenchmarkResult, results_table, score_task
+from zeroscrolls.results.scoring import BenchmarkResult, score_task
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 

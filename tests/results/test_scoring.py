@@ -11,6 +11,7 @@ from rich.console import Console
 
 from tests.conftest import REAL_TASKS
 from tests.real_data import real_golds, rotated, write_real_tasks
+from zeroscrolls.cli.score_tables import results_table
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
@@ -20,7 +21,6 @@ from zeroscrolls.results.scoring import (
     coverage_notes,
     format_ok,
     load_predictions,
-    results_table,
     score_benchmark,
     score_task,
 )
@@ -198,3 +198,18 @@ def test_load_predictions_missing_or_empty(tmp_path: Path) -> None:
     write(tmp_path / "latin1" / "quality.json", "").write_bytes(b'{"a": "caf\xe9"}')
     with pytest.raises(UsageError, match="not UTF-8"):
         load_predictions(tmp_path / "latin1")
+
+
+def test_results_draw_no_terminal_tables() -> None:
+    """Scores, formats and comparisons are plain values and Markdown here; the terminal's tables are the cli's."""
+    import ast
+
+    folder = Path(__file__).parents[2] / "zeroscrolls" / "results"
+    for module in folder.glob("*.py"):
+        imported = {
+            (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        }
+        assert not {name for name in imported if name.split(".")[0] in ("rich", "typer")}, module.name

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, estimate, plan_run
+from zeroscrolls.engine import estimate, plan_run
 from zeroscrolls.providers.models import get_model
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.text.tokenizers import load_tokenizer
 
 

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.api_server import ApiServer, collect
-from tests.tiny_models import build_tiny_llama
+from tests.tiny_models import build_tiny_llama, require_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
@@ -133,8 +133,7 @@ def test_the_rule_is_in_the_records_of_the_run_folder(server: ApiServer, tmp_pat
 
 @pytest.fixture(scope="module")
 def completion_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    require_local()
     return build_tiny_llama(tmp_path_factory.mktemp("tiny-completion-llama"), chat_template=None)
 
 

@@ -4,13 +4,18 @@ against the local API server."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from tests.api_server import ApiServer, collect, plan_requests
+from zeroscrolls.core.errors import RunStopped
+from zeroscrolls.core.failures import Kind
 from zeroscrolls.providers.base import Provider
-from zeroscrolls.providers.batch import BatchProvider, BatchSettings, batched, custom_id, serialize, split_batches
+from zeroscrolls.providers.batch.api import custom_id, serialize, split_batches
+from zeroscrolls.providers.batch.provider import BatchProvider, batched
+from zeroscrolls.providers.batch.settings import BatchPoll, BatchSettings
 from zeroscrolls.run.planning import resolve_model
 from zeroscrolls.store.batches import ABANDONED, COLLECTED, BatchStore
 
@@ -106,11 +111,9 @@ async def test_a_batch_recorded_but_never_created_is_abandoned_and_its_requests_
 
 
 async def test_refused_credentials_stop_the_run(server: ApiServer, tmp_path: Path, monkeypatch) -> None:
-    from zeroscrolls.providers.base import FatalProviderError
-
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     provider, requests = provider_for("gpt-4", server, tmp_path / "cache.sqlite")
-    with pytest.raises(FatalProviderError, match="OPENAI_API_KEY"):
+    with pytest.raises(RunStopped, match="OPENAI_API_KEY"):
         await collect(provider, requests)
     assert not server.batches.created
 
@@ -127,3 +130,41 @@ async def test_a_batch_the_provider_no_longer_knows_frees_its_requests(server: A
     with BatchStore(tmp_path / "cache.sqlite") as store:
         first = store.records()[-1]
         assert first.state == ABANDONED and "no longer knows" in (first.error or "")
+
+
+class Recorder:
+    """A `BatchWatcher` keeping what it is told."""
+
+    def __init__(self) -> None:
+        self.polls: list[BatchPoll] = []
+        self.warnings: list[str] = []
+        self.done_calls = 0
+
+    def polled(self, poll: BatchPoll) -> None:
+        self.polls.append(poll)
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    def done(self) -> None:
+        self.done_calls += 1
+
+
+async def test_a_waiting_run_tells_its_watcher_each_poll_as_plain_values(server: ApiServer, tmp_path: Path) -> None:
+    provider, requests = provider_for("gpt-4", server, tmp_path / "cache.sqlite")
+    recorder = Recorder()
+    provider = batched(provider.inner, replace(provider.settings, watcher=recorder))
+    generations = await collect(provider, requests)
+    assert all(g.ok for g in generations) and recorder.done_calls == 1 and not recorder.warnings
+    [batch] = server.batches.created
+    last = recorder.polls[-1]
+    assert {p.batch_id for p in recorder.polls} == {batch.id}
+    assert (last.requests, last.succeeded, last.failed) == (len(requests), len(requests), 0)
+    assert last.age_s >= 0 and last.state == "completed"
+
+
+async def test_a_batch_call_that_fails_for_good_stops_with_its_status(server: ApiServer, tmp_path: Path) -> None:
+    provider, _ = provider_for("gpt-4", server, tmp_path / "cache.sqlite")
+    with pytest.raises(RunStopped, match="cancel batch batch_nope: .*No such batch") as caught:
+        await provider.cancel("batch_nope")
+    assert (caught.value.failure.kind, caught.value.failure.status) == (Kind.PROVIDER, 404)

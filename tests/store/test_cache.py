@@ -16,7 +16,9 @@ from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.providers.base import Generation, Request
-from zeroscrolls.store.cache import LOOKUP_CHUNK, MIGRATIONS, USAGE_QUERY, GenerationCache, default_cache_path
+from zeroscrolls.store.cache import GenerationCache, default_cache_path
+from zeroscrolls.store.generations import USAGE_QUERY
+from zeroscrolls.store.sqlite import LOOKUP_CHUNK, MIGRATIONS
 
 
 def make_request(i: int, model: str = "m") -> Request:

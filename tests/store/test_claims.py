@@ -17,9 +17,11 @@ from typer.testing import CliRunner
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.providers.base import Generation, Request
-from zeroscrolls.store.cache import Claimant, ClaimRenewer, GenerationCache
+from zeroscrolls.run.values import RunConfig
+from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.store.claims import Claimant, ClaimRenewer
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-zs-claims-5e0c2b91"

@@ -12,10 +12,18 @@ from typer.testing import CliRunner
 from tests.conftest import REAL_TASKS
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.providers.naive import NaiveProvider
-from zeroscrolls.suites.naive import SPAN_WORDS, baseline
+from zeroscrolls.run.values import RunConfig
+from zeroscrolls.suites.naive import NaiveInput
+from zeroscrolls.suites.zeroscrolls.naive import NAIVE_ANSWERS, SPAN_WORDS
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
+
+
+def baseline(task: str, document: str, prompt: str, rng: random.Random) -> str:
+    """The ZeroSCROLLS naive answer of `task` for one example."""
+    return NAIVE_ANSWERS[task](NaiveInput(document, prompt, rng, "naive"))
+
 
 DOCUMENT = " ".join(f"w{i}" for i in range(1000))
 

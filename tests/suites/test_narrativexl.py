@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.narrativexl_release import book_rows, make_release, marker, write_book
 from tests.text.test_truncation import WordCounter
-from tests.tiny_models import build_tiny_t5_tokenizer
+from tests.tiny_models import build_tiny_t5_tokenizer, needs_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
@@ -223,6 +223,7 @@ def test_count_only_tokenizers_keep_the_longest_tail(tmp_path: Path) -> None:
     assert counter.calls < 30
 
 
+@needs_local
 def test_seq2seq_keeps_the_tail_within_the_encoder_window(tmp_path: Path) -> None:
     ex, template, task = long_question(tmp_path)
     tokenizer = load_tokenizer("hf:" + str(build_tiny_t5_tokenizer(tmp_path / "tok")))

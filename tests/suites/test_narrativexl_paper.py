@@ -16,7 +16,8 @@ from tests.api_server import ApiServer
 from tests.narrativexl_release import make_release, marker, question_text
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.paper import NO_ANSWER, question_answer
 from zeroscrolls.text.templates import PromptStyle, build_prompt

@@ -15,7 +15,8 @@ from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS, load_templates
@@ -33,7 +34,7 @@ SUITE = Suite(
     name="tiny",
     title="Tiny",
     tasks={"riddles": Task("riddles", "Riddles", Category.QA, Metric.F1, 16, "Answer", True, 2)},
-    prompt_folders=(Path(__file__).parents[1] / "tiny_prompts",),
+    prompt_folders=(Path(__file__).parent / "tiny_prompts",),
     read_rows=load_examples,
     score_example=lambda task, prediction, refs: {"f1": f1.example_score(prediction, refs)},
     aggregate_task=lambda task, values: aggregate("f1", values),

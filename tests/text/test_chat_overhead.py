@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tiny_models import LLAMA31_CHAT_TEMPLATE, build_tiny_chat_tokenizer
+from tests.tiny_models import LLAMA31_CHAT_TEMPLATE, build_tiny_chat_tokenizer, needs_local
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.local.hf_models import encode_request
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.run.planning import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
@@ -16,9 +17,7 @@ from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import HFTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
-pytest.importorskip("transformers")
-
-from zeroscrolls.providers.local.hf_models import encode_request  # noqa: E402
+pytestmark = needs_local
 
 TEMPLATES = load_templates()
 TASKS = ("quality", "narrative_qa", "qmsum", "gov_report")
@@ -55,7 +54,13 @@ def test_chat_prompts_as_sent_fit_the_budget_at_the_windows_edge(llama_tokenizer
             )
             # the official fit test's edge (whole prompt = W - B), just beyond it, and a deep cut
             for max_tokens in (whole + budget, whole + budget + 5, whole + budget - 3, whole // 2 + budget):
-                profile = ModelProfile("m", "hf", max_tokens, llama_tokenizer.name, PromptStyle.CHAT)
+                profile = ModelProfile(
+                    name="m",
+                    provider="hf",
+                    max_tokens=max_tokens,
+                    tokenizer=llama_tokenizer.name,
+                    prompt_style=PromptStyle.CHAT,
+                )
                 fitted = fit_example(ex, TEMPLATES[task], profile, truncator)
                 sent = sent_tokens(llama_tokenizer, fitted.text, budget)
                 assert sent + budget <= max_tokens, f"{task}/{ex.id} at {max_tokens}: {sent} + {budget}"

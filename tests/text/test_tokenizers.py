@@ -16,7 +16,7 @@ import pytest
 import tiktoken
 
 from tests.api_server import ApiServer
-from tests.tiny_models import build_tiny_t5_tokenizer
+from tests.tiny_models import build_tiny_t5_tokenizer, needs_local
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import tokenizer_for
 from zeroscrolls.store.cache import GenerationCache
@@ -147,6 +147,7 @@ def tiny_t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_t5_tokenizer(tmp_path_factory.mktemp("tiny_t5_tokenizer"))
 
 
+@needs_local
 def test_hf_tokenizer_appends_eos_only_when_asked(tiny_t5_dir: Path) -> None:
     tok = load_tokenizer(f"hf:{tiny_t5_dir}")
     assert isinstance(tok, Tokenizer)
@@ -159,6 +160,7 @@ def test_hf_tokenizer_appends_eos_only_when_asked(tiny_t5_dir: Path) -> None:
     assert tok.count(text) == len(plain)
 
 
+@needs_local
 def test_hf_decode_of_a_prefix_is_a_text_prefix_without_eos(tiny_t5_dir: Path) -> None:
     tok = load_tokenizer(f"hf:{tiny_t5_dir}")
     assert isinstance(tok, Tokenizer)
@@ -171,6 +173,7 @@ def test_hf_decode_of_a_prefix_is_a_text_prefix_without_eos(tiny_t5_dir: Path) -
         assert "</s>" not in head
 
 
+@needs_local
 def test_hf_tokenizer_not_found_offline_says_what_to_do(tmp_path: Path) -> None:
     """In a fresh process: huggingface_hub reads HF_HUB_OFFLINE and HF_HOME once, at import."""
     code = (
@@ -310,6 +313,7 @@ def test_tiktoken_batch_encodes_each_text_as_encode_does() -> None:
     assert tok.encode_batch(BATCH_TEXTS) == [tok.encode(text) for text in BATCH_TEXTS]
 
 
+@needs_local
 def test_hf_batch_encodes_each_text_as_encode_does(tiny_t5_dir: Path) -> None:
     tok = load_tokenizer(f"hf:{tiny_t5_dir}")
     assert isinstance(tok, BatchEncoder)

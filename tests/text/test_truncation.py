@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REAL_TASKS
 from tests.text.test_templates import real_examples
-from tests.tiny_models import build_tiny_t5_tokenizer
+from tests.tiny_models import build_tiny_t5_tokenizer, needs_local
 from zeroscrolls.core.errors import ExampleError
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
@@ -155,6 +155,7 @@ def test_budget_too_small_for_the_query_is_a_clear_error() -> None:
     assert "raise --max-tokens" in message
 
 
+@needs_local
 def test_seq2seq_official_hf_truncation(tmp_path: Path) -> None:
     """spec §3.4 HF: T = tok(input) with EOS; if too long, P = tok(input[:qs])[:W - |S|], S = tok(sep + input[qs:])."""
     tokenizer = load_tokenizer("hf:" + str(build_tiny_t5_tokenizer(tmp_path / "tok")))
@@ -262,6 +263,7 @@ def test_prompts_encoded_ahead_in_a_batch_fit_exactly_as_one_at_a_time(real_data
     assert fitted == one_at_a_time
 
 
+@needs_local
 def test_seq2seq_prompts_encoded_ahead_keep_their_eos(tmp_path: Path) -> None:
     tokenizer = load_tokenizer(f"hf:{build_tiny_t5_tokenizer(tmp_path)}")
     profile = dataclasses.replace(get_model("google/flan-t5-xxl"), max_tokens=256)

@@ -15,10 +15,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from zeroscrolls.cli.tables import minutes, plain_table, print_widest
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 
 if TYPE_CHECKING:  # the batch machinery is imported by the commands that use it, not when the CLI starts
-    from zeroscrolls.providers.batch import BatchProvider
+    from zeroscrolls.providers.batch.provider import BatchProvider
     from zeroscrolls.store.batches import BatchRecord, BatchStore
 
 batches_app = typer.Typer(
@@ -38,7 +38,7 @@ CacheOption = Annotated[
 
 def standard_price_note(lows: Sequence[float | None], highs: Sequence[float | None]) -> str:
     """The dry run's line saying its prices are batch prices, and what the same requests cost without --batch."""
-    from zeroscrolls.providers.batch import BATCH_PRICE_FACTOR
+    from zeroscrolls.providers.batch.provider import BATCH_PRICE_FACTOR
 
     def money(values: Sequence[float | None]) -> str:
         if any(v is None for v in values):
@@ -116,9 +116,6 @@ def cancel(
     """
     import asyncio
 
-    from zeroscrolls.providers.base import FatalProviderError
-    from zeroscrolls.providers.batch import BatchAPIError
-
     with _store(cache) as store:
         record = store.find(batch_id)
         if record is None:
@@ -130,7 +127,7 @@ def cancel(
             raise UsageError(f"batch {batch_id} has already ended ({record.status or record.state}): nothing to cancel")
         try:
             status = asyncio.run(_provider_of(record, store.path).cancel(batch_id))
-        except (BatchAPIError, FatalProviderError) as exc:
+        except RunStopped as exc:
             raise UsageError(f"cannot cancel {batch_id}: {exc}") from None
         store.progress(record.id, status.status, status.succeeded, status.failed)
     Console(stderr=True, highlight=False).print(
@@ -153,8 +150,6 @@ def attach(
     """
     import asyncio
 
-    from zeroscrolls.providers.base import FatalProviderError
-    from zeroscrolls.providers.batch import BatchAPIError
     from zeroscrolls.store.batches import SUBMITTING
 
     with _store(cache) as store:
@@ -170,7 +165,7 @@ def attach(
             raise UsageError(f"batch {batch_id} is already recorded (record {holder.id}): nothing to attach")
         try:
             status = asyncio.run(_provider_of(record, store.path).status(batch_id))
-        except (BatchAPIError, FatalProviderError) as exc:
+        except RunStopped as exc:
             raise UsageError(f"cannot attach {batch_id}: {exc}") from None
         if status.requests is not None and status.requests != record.requests:
             raise UsageError(
@@ -187,7 +182,8 @@ def attach(
 def _provider_of(record: BatchRecord, store: Path) -> BatchProvider:
     """The batch provider that created a recorded batch: its provider, endpoint and key variable."""
     from zeroscrolls.providers.base import resolve_provider
-    from zeroscrolls.providers.batch import BatchSettings, batched
+    from zeroscrolls.providers.batch.provider import batched
+    from zeroscrolls.providers.batch.settings import BatchSettings
 
     options = {"api_key_env": record.key_env} | ({"base_url": record.endpoint} if record.endpoint else {})
     return batched(resolve_provider(record.provider)(**options), BatchSettings(store))

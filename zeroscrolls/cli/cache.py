@@ -16,7 +16,8 @@ from zeroscrolls.cli.tables import minutes, plain_table, print_widest
 from zeroscrolls.core.errors import UsageError
 
 if TYPE_CHECKING:
-    from zeroscrolls.store.cache import GenerationCache, ModelUsage
+    from zeroscrolls.store.cache import GenerationCache
+    from zeroscrolls.store.generations import ModelUsage
 
 cache_app = typer.Typer(
     help="Inspect and manage the generation cache (the only state that costs money).",
@@ -150,8 +151,9 @@ def check(cache: CacheOption = None) -> None:
 
     Example: zeroscrolls cache check
     """
-    from zeroscrolls.store.cache import default_cache_path, integrity_problems
-    from zeroscrolls.store.failures import damaged_cache
+    from zeroscrolls.store.cache import default_cache_path
+    from zeroscrolls.store.maintenance import integrity_problems
+    from zeroscrolls.store.sqlite import damaged_cache
 
     target = cache or default_cache_path()
     if not target.is_file():

@@ -11,9 +11,6 @@ from rich.console import Console
 
 from zeroscrolls.core.errors import UsageError
 
-DATASETS = ("narrativexl",)
-"""Data sets `data fetch` knows; the Hugging Face ones (`--data hub`) download by themselves when a run needs them."""
-
 data_app = typer.Typer(
     help="Fetch benchmark data that does not download by itself.", no_args_is_help=True, rich_markup_mode=None
 )
@@ -40,28 +37,33 @@ def fetch(
 
     Example: zeroscrolls data fetch narrativexl --to ~/data/narrativexl
     """
-    from zeroscrolls.suites.narrativexl import fetch as narrativexl  # httpx2 and the zip code: only when fetching
+    from zeroscrolls.cli.download_progress import ByteProgress
+    from zeroscrolls.data.download import FetchOptions  # httpx2: only when fetching
+    from zeroscrolls.suites.base import installed_suites, resolve_suite
 
-    if dataset not in DATASETS:
-        raise UsageError(f"no data set {dataset!r} to fetch; known: {', '.join(DATASETS)}")
+    chosen = resolve_suite(dataset) if dataset in installed_suites() else None
+    if chosen is None or chosen.fetch_data is None:
+        raise UsageError(f"no data set {dataset!r} to fetch; known: {', '.join(_fetchable())}")
     err = Console(stderr=True, highlight=False, soft_wrap=True)
+    options = FetchOptions(url=url, archive=archive, password=password, keep_archive=keep_archive)
     try:
-        release = narrativexl.fetch_release(
-            to.expanduser(),
-            err,
-            url=url or narrativexl.RELEASE_URL,
-            password=password or narrativexl.PASSWORD,
-            archive=archive,
-            keep_archive=keep_archive,
-        )
+        release = chosen.fetch_data(to.expanduser(), options, ByteProgress(err))
     except KeyboardInterrupt:
         err.print(
             "[yellow]interrupted:[/yellow] what was downloaded is kept; rerun the same command to resume", markup=True
         )
         raise typer.Exit(130) from None
     data = shlex.quote(str(release.resolve()))
-    typer.echo(f"NarrativeXL release in {data}; pass --data {data}, e.g.")
-    typer.echo(f"  zeroscrolls run --suite narrativexl --data {data} --sample 1000 --seed 0 --model MODEL --dry-run")
+    typer.echo(f"{chosen.title} release in {data}; pass --data {data}, e.g.")
+    typer.echo(f"  zeroscrolls run --suite {chosen.name} --data {data} --sample 1000 --seed 0 --model MODEL --dry-run")
+
+
+def _fetchable() -> list[str]:
+    """The installed suites with data to fetch (`Suite.fetch_data`); the Hugging Face ones (`--data hub`) download
+    by themselves when a run needs them."""
+    from zeroscrolls.suites.base import installed_suites, resolve_suite
+
+    return [name for name in installed_suites() if resolve_suite(name).fetch_data is not None]
 
 
 def register(app: typer.Typer) -> None:

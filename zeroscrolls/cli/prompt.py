@@ -22,7 +22,7 @@ from zeroscrolls.cli.options import (
     SuiteOption,
     TokenizerOption,
 )
-from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.errors import ExampleFailed, UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource
 
@@ -70,7 +70,7 @@ def prompt(
     truncator = Truncator(prov.tokenizer(profile))
     try:
         fitted = fit_example(examples[example_id], templates[task], profile, truncator, info)
-    except ExampleError as exc:
+    except ExampleFailed as exc:
         raise UsageError(str(exc)) from None
     typer.echo(fitted.text, nl=False)
     if record:

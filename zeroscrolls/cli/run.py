@@ -50,13 +50,13 @@ from zeroscrolls.cli.options import (
 )
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.cli.tables import print_widest
-from zeroscrolls.core.errors import StorageError
+from zeroscrolls.core.errors import RunStopped
+from zeroscrolls.core.failures import Kind
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 
 if TYPE_CHECKING:
     from zeroscrolls.core.requests import Request
-    from zeroscrolls.engine.runner import RunResult
-    from zeroscrolls.run.values import Totals
+    from zeroscrolls.run.values import RunResult, Totals
 
 
 def run(
@@ -119,16 +119,20 @@ def run(
 
     Example: zeroscrolls run --model naive --data sample
     """
+    from zeroscrolls.cli.batch_progress import BatchProgress
     from zeroscrolls.cli.batches import standard_price_note, without_no_wait
-    from zeroscrolls.engine.runner import estimate, estimate_table, execute
+    from zeroscrolls.cli.estimate import estimate_table
+    from zeroscrolls.engine import estimate, execute
     from zeroscrolls.evaluation.batch import submit_without_waiting
-    from zeroscrolls.evaluation.run import plan_with_notes, run_config, run_options
+    from zeroscrolls.evaluation.config import run_config, run_options
+    from zeroscrolls.evaluation.console import plan_with_notes, progress_for
     from zeroscrolls.run.prompt_cache import expected_saving
     from zeroscrolls.store.cache import open_cache  # the run's machinery: imported by the command that needs it
 
     parameters = dict(locals())
     err = Console(stderr=True, highlight=False)
-    config = run_config(model, command=("zeroscrolls", *sys.argv[1:]), console=err, **run_options(parameters))
+    command = ("zeroscrolls", *sys.argv[1:])
+    config = run_config(model, command=command, batch_watcher=BatchProgress(err), **run_options(parameters))
     generation_cache = open_cache(cache, enabled=not no_cache)
     try:
         plan = plan_with_notes(config, generation_cache, err, to_send=not dry_run)
@@ -143,12 +147,14 @@ def run(
                 err.print(standard_price_note([e.cost_low for e in estimates], [e.cost_high for e in estimates]))
             return
         if no_wait:
-            submit_without_waiting([plan], generation_cache, err, without_no_wait(resume_command(ctx)))
+            line = submit_without_waiting([plan], generation_cache, without_no_wait(resume_command(ctx)))
+            err.print(line, markup=False, soft_wrap=True)
             return
         try:
-            result = execute(plan, generation_cache, err)
-        except StorageError as exc:
-            raise StorageError(f"{exc}; to resume: {resume_command(ctx)}") from None
+            result = execute(plan, generation_cache, progress_for(err))
+        except RunStopped as exc:  # the run folder could not be written at the end: the cache has every answer
+            err.print(f"[red]error:[/red] {escape(str(exc))}; to resume: {escape(resume_command(ctx))}", soft_wrap=True)
+            raise typer.Exit(2) from None
     except KeyboardInterrupt:
         err.print(
             "[yellow]interrupted:[/yellow] every answer received is in the cache and the run folder; to resume: "
@@ -168,16 +174,15 @@ def run(
 def _print_result(result: RunResult, err: Console) -> None:
     """Why the run stopped (when it did) first; then per task with failures one warning line, or after a stop one
     line for them all (each task's failure is the stop); the score table on stdout, then the totals."""
-    from zeroscrolls.engine.runner import NOT_SENT
-    from zeroscrolls.results.scoring import breakdown_tables, results_table
+    from zeroscrolls.cli.score_tables import breakdown_tables, results_table
+    from zeroscrolls.evaluation.console import show_stop
 
-    if result.stopped:
-        prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
-        err.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True)
+    if result.stopped is not None:
+        show_stop(err, result.stopped)
     incomplete = []
     for task, items in result.results.items():
-        failed = [r for r in items if r.error and r.error != NOT_SENT]
-        not_sent = sum(1 for r in items if r.error == NOT_SENT)
+        failed = [r for r in items if r.failure is not None and r.failure.kind is not Kind.NOT_SENT]
+        not_sent = sum(1 for r in items if r.failure is not None and r.failure.kind is Kind.NOT_SENT)
         if not (failed or not_sent):
             continue
         parts = []

@@ -60,15 +60,9 @@ def score(
 
     Example: zeroscrolls score results/my-run --json
     """
+    from zeroscrolls.cli.score_tables import breakdown_tables, format_table, results_table  # metrics, templates
     from zeroscrolls.data.sampling import run_selection
-    from zeroscrolls.results.formats import format_table  # metrics and templates: imported when scoring
-    from zeroscrolls.results.scoring import (
-        breakdown_tables,
-        coverage_notes,
-        load_predictions,
-        results_table,
-        score_benchmark,
-    )
+    from zeroscrolls.results.scoring import coverage_notes, load_predictions, score_benchmark
     from zeroscrolls.suites.base import resolve_suite
 
     manifest = pred / "manifest.json"

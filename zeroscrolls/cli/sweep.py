@@ -57,7 +57,8 @@ from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sources import DataSource
 
 if TYPE_CHECKING:
-    from zeroscrolls.sweep import SweepEstimate, SweepResult
+    from zeroscrolls.sweeps.estimate import SweepEstimate
+    from zeroscrolls.sweeps.table import SweepResult
 
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 ESTIMATE_COLUMNS = ("model", "budget", "requests", "cached", "shared", "to send", "tokens", "min $", "max $")
@@ -127,12 +128,16 @@ def sweep(
 
     Example: zeroscrolls sweep --model naive --max-tokens 1024,2048,4096 --data sample
     """
+    from zeroscrolls.cli.batch_progress import BatchProgress
     from zeroscrolls.cli.batches import standard_price_note, without_no_wait
+    from zeroscrolls.engine import execute
     from zeroscrolls.evaluation.batch import submit_without_waiting
-    from zeroscrolls.evaluation.run import run_options
+    from zeroscrolls.evaluation.config import run_options
+    from zeroscrolls.evaluation.console import progress_for
     from zeroscrolls.evaluation.sweep import sweep_config
     from zeroscrolls.store.cache import open_cache  # the sweep's machinery: only when it runs
-    from zeroscrolls.sweep import estimate_sweep, run_sweep, sweep_plans
+    from zeroscrolls.sweeps.estimate import estimate_sweep, sweep_plans
+    from zeroscrolls.sweeps.running import run_sweep
 
     parameters = dict(locals())
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -142,7 +147,7 @@ def sweep(
         sweep_name=sweep_name,
         resamples=resamples,
         command=("zeroscrolls", *sys.argv[1:]),
-        console=err,
+        batch_watcher=BatchProgress(err),
         **run_options(parameters, exclude=("max_tokens",)),  # the budgets are the sweep's
     )
     generation_cache = open_cache(cache, enabled=not no_cache)
@@ -155,10 +160,12 @@ def sweep(
             return
         if config.run.batch is not None and max_cost is None:  # every point's batches at once (a cap: in waves)
             collect = without_no_wait(resume_command(ctx)) if no_wait else None
-            submit_without_waiting(sweep_plans(config), generation_cache, err, collect)
+            err.print(submit_without_waiting(sweep_plans(config), generation_cache, collect), markup=False)
             if no_wait:
                 return
-        result = run_sweep(config, generation_cache, err)
+        result = run_sweep(
+            config, generation_cache, lambda plan, spent: execute(plan, generation_cache, progress_for(err), spent)
+        )
     except KeyboardInterrupt:
         err.print(
             f"interrupted: every answer received is in the cache and the run folders; to resume: {resume_command(ctx)}",
@@ -233,7 +240,7 @@ def _print_grid(out: Console, title: str, headers: list[str], rows: list[list[st
 
 def _print_sweep(result: SweepResult, err: Console) -> None:
     from zeroscrolls.results.compare import SHORT_NAMES
-    from zeroscrolls.sweep import point_overview, score_grid, score_notes
+    from zeroscrolls.sweeps.report import point_overview, score_grid, score_notes
 
     out = Console()
     headers, rows = score_grid(result.frame, intervals=False, short=True)
@@ -281,9 +288,11 @@ def compare(
 
     Example: zeroscrolls compare results/naive_1024_validation results/naive_4096_validation --paper
     """
+    from zeroscrolls.cli.results_comparison import comparison_tables
+    from zeroscrolls.cli.score_tables import format_table
     from zeroscrolls.results import compare as comparison  # pandas, numpy: only when comparing
     from zeroscrolls.results.bootstrap import Bootstrap
-    from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row, format_table
+    from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
     from zeroscrolls.results.tables import markdown_table
     from zeroscrolls.suites.base import resolve_suite
 
@@ -308,7 +317,7 @@ def compare(
     analyses = [analysis for run in diagnosed for analysis in run.formats.values()]
     if output_format is Format.rich:
         out = Console()
-        for table in comparison.rich_tables(result, boot):
+        for table in comparison_tables(result, boot):
             out.print(table)
         for i, run in enumerate(diagnosed):  # one table per run: a run column would squeeze the others below 80 columns
             table = format_table(list(run.formats.values()))

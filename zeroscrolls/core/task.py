@@ -35,19 +35,20 @@ class Metric(str, Enum):
 
 
 class AnswerForm(str, Enum):
-    """The form a task asks its answers in, as the format diagnostics check it (`scoring.format_ok`, formats.py)."""
+    """The form a task asks its answers in, as the format diagnostics check it by default (`suites/forms.py`)."""
 
     SUMMARY = "summary"
     """Any non-blank text; refusals are read on its first sentence; no lenient score."""
     SHORT = "short"
-    """A phrase or a sentence (`scoring.MAX_ANSWER_WORDS`); the lenient score reads the first sentence."""
+    """A phrase or a sentence (a suite may set a word limit); the lenient score reads the first sentence."""
     LETTER = "letter"
     """A standalone letter A-D."""
     PERCENTAGE = "percentage"
     PERMUTATION = "permutation"
     """A permutation of the summary ids."""
     CHOICE = "choice"
-    """One of the texts the example allows (`Suite.choices`: SCROLLS' QuALITY option texts, ContractNLI's labels).
+    """One of the texts the example allows (the suite's `AnswerFormat.choice`: SCROLLS' QuALITY option texts,
+    ContractNLI's labels).
     Such a prediction is never a refusal (ContractNLI's "Not mentioned" is an answer), and there is no lenient score:
     the suite's answer mapping already reads letters and labels out of verbose answers."""
 

@@ -1,6 +1,8 @@
 """One file over HTTP(S) into a local path, resumable: bytes go to `<file>.part` as they arrive, an interrupted or
 broken download keeps them, and the next try asks only for the rest (HTTP Range). A server that ignores Range sends
 the whole file again, and the download starts over cleanly. The `.part` becomes the file once complete.
+
+Progress is reported to a `Watcher` (notes, and bytes done out of a total), which the terminal draws as a bar.
 """
 
 from __future__ import annotations
@@ -8,10 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx2
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from zeroscrolls.core.errors import UsageError
@@ -20,6 +21,53 @@ ATTEMPTS = 3
 """Tries per command; each resumes where the previous one broke off."""
 TIMEOUT = httpx2.Timeout(30.0, read=120.0)
 _CONTENT_RANGE = re.compile(r"bytes (?:(\d+)-\d+|\*)/(\d+|\*)")
+
+
+class Watcher(Protocol):
+    """What a download (or an unpacking) reports as it goes."""
+
+    def note(self, text: str) -> None:
+        """A line for the user: a retry, a restart, what is being fetched."""
+        ...
+
+    def begin(self, name: str, total: int | None, done: int = 0) -> None:
+        """Bytes of `name` start to flow: `done` of `total` (None: unknown) are there already."""
+        ...
+
+    def advance(self, size: int) -> None:
+        """`size` more bytes are done."""
+        ...
+
+    def end(self) -> None:
+        """The bytes of the last `begin` stopped flowing (complete or not)."""
+        ...
+
+
+class Quiet:
+    """A watcher that shows nothing."""
+
+    def note(self, text: str) -> None:
+        pass
+
+    def begin(self, name: str, total: int | None, done: int = 0) -> None:
+        pass
+
+    def advance(self, size: int) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    """What `zeroscrolls data fetch` was asked: where to download from (None: the data set's own link), an archive
+    downloaded by hand instead, its password (None: the published one), and whether to keep the archive."""
+
+    url: str | None = None
+    archive: Path | None = None
+    password: str | None = None
+    keep_archive: bool = False
 
 
 class _BrokenOff(Exception):
@@ -38,8 +86,8 @@ def part_path(target: Path) -> Path:
     return target.with_name(target.name + ".part")
 
 
-def download(url: str, target: Path, console: Console, not_found_hint: str = "") -> Path:
-    """`url` into `target`, resuming from `<target>.part`; a rich progress bar shows size and speed on `console`.
+def download(url: str, target: Path, watcher: Watcher, not_found_hint: str = "") -> Path:
+    """`url` into `target`, resuming from `<target>.part`; `watcher` is told the notes and the bytes done.
     Errors are `UsageError`s saying what failed and that rerunning resumes; `not_found_hint` follows an HTTP error
     status (where else the file may be had)."""
     part = part_path(target)
@@ -48,14 +96,14 @@ def download(url: str, target: Path, console: Console, not_found_hint: str = "")
             retry=retry_if_exception(_transient),
             stop=stop_after_attempt(ATTEMPTS),
             wait=wait_exponential(multiplier=0.5, max=10),
-            before_sleep=lambda state: console.print(
+            before_sleep=lambda state: watcher.note(
                 f"note: {state.outcome.exception() if state.outcome else 'failed'}; resuming "
                 f"(try {state.attempt_number + 1} of {ATTEMPTS})"
             ),
             reraise=True,
         ):
             with attempt:
-                _fetch(url, part, console)
+                _fetch(url, part, watcher)
     except httpx2.HTTPStatusError as exc:
         response = exc.response
         hint = f"; {not_found_hint}" if not_found_hint else ""
@@ -83,7 +131,7 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, httpx2.TransportError | _BrokenOff)
 
 
-def _fetch(url: str, part: Path, console: Console) -> None:
+def _fetch(url: str, part: Path, watcher: Watcher) -> None:
     """One try: ask for what `part` lacks and append it (or rewrite it from the start when the server sends all)."""
     have = part.stat().st_size if part.exists() else 0
     headers = {"Accept-Encoding": "identity"} | ({"Range": f"bytes={have}-"} if have else {})
@@ -99,16 +147,19 @@ def _fetch(url: str, part: Path, console: Console) -> None:
         r.raise_for_status()
         answer = _answer(r, have)
         if have and answer.start == 0:
-            console.print(f"note: {url} does not resume downloads (no HTTP Range); starting over")
-        with byte_progress(console) as progress, part.open("r+b" if answer.start else "wb") as out:
+            watcher.note(f"note: {url} does not resume downloads (no HTTP Range); starting over")
+        with part.open("r+b" if answer.start else "wb") as out:
             if answer.start:
                 out.seek(answer.start)
                 out.truncate()
-            bar = progress.add_task(part.name.removesuffix(".part"), total=answer.total, completed=answer.start)
-            for chunk in r.iter_bytes():
-                out.write(chunk)
-                out.flush()  # on disk as it arrives: an interrupted download keeps every byte received
-                progress.update(bar, advance=len(chunk))
+            watcher.begin(part.name.removesuffix(".part"), answer.total, answer.start)
+            try:
+                for chunk in r.iter_bytes():
+                    out.write(chunk)
+                    out.flush()  # on disk as it arrives: an interrupted download keeps every byte received
+                    watcher.advance(len(chunk))
+            finally:
+                watcher.end()
             written = out.tell()
     if answer.total is not None and written != answer.total:
         raise _BrokenOff(f"the body ended after {written:,} of {answer.total:,} bytes")
@@ -129,18 +180,6 @@ def _answer(response: httpx2.Response, have: int) -> _Answer:
 def _range_total(response: httpx2.Response) -> int | None:
     found = _CONTENT_RANGE.fullmatch(response.headers.get("Content-Range", ""))
     return int(found.group(2)) if found and found.group(2) != "*" else None
-
-
-def byte_progress(console: Console) -> Progress:
-    """A bar of bytes done out of the total, with size, speed and time left."""
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-    )
 
 
 def _size(path: Path) -> str:

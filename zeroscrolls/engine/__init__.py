@@ -1,1 +1,37 @@
-"""Carrying out a plan: the scheduler and cost cap, collecting answers, the runner."""
+"""Carrying out a plan: planning, the dry-run estimate, the scheduler and cost cap, collecting answers, the runner.
+
+What the layers above use, read from its module on first access (importing `zeroscrolls.engine.progress` stays
+cheap): `plan_run` and `keep_counts` (plan.py), `estimate` and `TaskEstimate` (dry_run.py), `execute` (runner.py),
+`postprocess` (collecting.py), and the progress a run reports, `Progress`, `Tally`, `PlainProgress` (progress.py).
+"""
+
+from __future__ import annotations
+
+from zeroscrolls.core.lazy import lazy_exports
+
+__all__ = [
+    "PlainProgress",
+    "Progress",
+    "TaskEstimate",
+    "Tally",
+    "estimate",
+    "execute",
+    "keep_counts",
+    "plan_run",
+    "postprocess",
+]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "plan_run": "zeroscrolls.engine.plan",
+        "keep_counts": "zeroscrolls.engine.plan",
+        "estimate": "zeroscrolls.engine.dry_run",
+        "TaskEstimate": "zeroscrolls.engine.dry_run",
+        "execute": "zeroscrolls.engine.runner",
+        "postprocess": "zeroscrolls.engine.collecting",
+        "PlainProgress": "zeroscrolls.engine.progress",
+        "Progress": "zeroscrolls.engine.progress",
+        "Tally": "zeroscrolls.engine.progress",
+    },
+)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.output import runfolder
 from zeroscrolls.results.scoring import BenchmarkResult, TaskResult, score_task, unscored_task
@@ -23,7 +24,11 @@ from zeroscrolls.run.values import ExampleResult, Plan, PlannedExample
 from zeroscrolls.store.failures import cannot_write
 from zeroscrolls.suites.base import Suite
 
-NOT_SENT = "not sent: the run stopped before this request"
+NOT_SENT = Failure(Kind.NOT_SENT, "not sent: the run stopped before this request")
+"""The failure of an example whose request the run never sent (a cost cap, a stop, Ctrl-C)."""
+UNREADABLE_GOLD = (UsageError, ArithmeticError, AttributeError, LookupError, TypeError, ValueError)
+"""What a metric raises on a reference it cannot read: the task is written and marked not scored. Anything else
+(a bug, a full disk) stops the run."""
 KEEPS_ANSWERS = "the cache keeps every generation of this run"
 
 
@@ -38,11 +43,11 @@ def example_result(planned: PlannedExample, generation: Generation | None, suite
     """One example's result, its prompt and document dropped; `generation` None: its request was not sent."""
     settled = planned.settled()
     if planned.key is None or planned.request is None:
-        return ExampleResult(settled, None, None, planned.error)
+        return ExampleResult(settled, None, None, planned.failure)
     if generation is None:
         return ExampleResult(settled, None, None, NOT_SENT)
     if not generation.ok:
-        return ExampleResult(settled, generation, None, generation.error)
+        return ExampleResult(settled, generation, None, generation.failure)
     answer = postprocess(generation.text, planned.request)
     prediction = answer if suite.official_answer is None else suite.official_answer(planned.example, answer)
     return ExampleResult(settled, generation, prediction, None, answer if prediction != answer else None)
@@ -168,7 +173,7 @@ class Results:
             examples = [r.planned.example for r in items]
             try:
                 self.scores[task] = score_task(task, predictions, examples, suite=self.suite)
-            except Exception as exc:  # any metric's failure, a suite's own included: the answers must be kept
+            except UNREADABLE_GOLD as exc:  # any metric's, a suite's own included: the answers must be kept
                 why = str(exc) if isinstance(exc, UsageError) else f"{type(exc).__name__}: {exc}"
                 self.scores[task] = unscored_task(task, predictions, examples, why)
         if self._may_write:

@@ -1,75 +1,105 @@
-"""Progress of a run where no terminal shows a live bar (CI, nohup, a pipe): a plain line at most every 30 s.
+"""How a run reports where it stands: the engine hands a `Progress` plain numbers (`Tally`) and lines of note, and
+whoever started the run shows them (a live bar on a terminal, `PlainProgress` where none is shown, nothing at all).
 
-`PlainProgress` takes the same calls the runner makes on rich's `Progress` (`add_task`, `update`, use as a context
-manager), so the runner picks one or the other by `console.is_terminal` and reports the same way to both.
+`PlainProgress` is the plain line for CI, nohup or a pipe: `<name>: done/total, failed, tokens, cost, ETA` when the
+run starts, at most every 30 s while it goes on, and when it ends, through any function that writes a line.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any
-
-from rich.console import Console
+from dataclasses import dataclass
+from typing import Protocol
 
 INTERVAL_S = 30.0
 
 
+@dataclass(frozen=True)
+class Tally:
+    """Where a run stands: examples settled of all, cache hits, failed generations, tokens and USD so far."""
+
+    done: int
+    total: int
+    hits: int = 0
+    failed: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+
+
+class Progress(Protocol):
+    """What a run calls as it goes: `start` once, `update` as examples settle, `note` for a line worth showing
+    (waiting for another process, everything found in the cache), `stop` once when sending ends."""
+
+    def start(self, name: str, tally: Tally) -> None: ...
+
+    def update(self, tally: Tally) -> None: ...
+
+    def note(self, line: str) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class Silent:
+    """Shows nothing: a run started by code that only wants its result."""
+
+    def start(self, name: str, tally: Tally) -> None:
+        pass
+
+    def update(self, tally: Tally) -> None:
+        pass
+
+    def note(self, line: str) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
 class PlainProgress:
-    """Prints `<name>: done/total, failed, tokens, cost, ETA` when the run starts, at most every `interval` seconds
-    while it goes on, and when it ends (cache hits count as done from the start)."""
+    """Writes `<name>: done/total done, failed, tokens, cost, ETA` when the run starts, at most every `interval`
+    seconds while it goes on, and when it ends (cache hits count as done from the start)."""
 
     def __init__(
-        self, console: Console, interval: float = INTERVAL_S, clock: Callable[[], float] = time.monotonic
+        self, write: Callable[[str], None], interval: float = INTERVAL_S, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self.console = console
+        self.write = write
         self.interval = interval
         self.clock = clock
-        self.fields: dict[str, Any] = {}
-        self.description = ""
-        self.total = 0
-        self.completed = 0
+        self.name = ""
+        self.tally = Tally(0, 0)
         self._started_at = 0.0
         self._started_with = 0
         self._printed_at: float | None = None
 
-    def add_task(self, description: str, total: int, completed: int = 0, **fields: Any) -> int:
-        self.description, self.total, self.completed = description, total, completed
-        self.fields = dict(fields)
-        self._started_at, self._started_with = self.clock(), completed
+    def start(self, name: str, tally: Tally) -> None:
+        self.name, self.tally = name, tally
+        self._started_at, self._started_with = self.clock(), tally.done
         self._print(self._started_at)
-        return 0
 
-    def update(self, task_id: Any, advance: int = 0, **fields: Any) -> None:
-        self.completed += advance
-        self.fields.update(fields)
+    def update(self, tally: Tally) -> None:
+        self.tally = tally
         now = self.clock()
         if self._printed_at is None or now - self._printed_at >= self.interval:
             self._print(now)
 
-    def __enter__(self) -> PlainProgress:
-        return self
+    def note(self, line: str) -> None:
+        self.write(line)
 
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def stop(self) -> None:
         self._print(self.clock())
 
     def _print(self, now: float) -> None:
         self._printed_at = now
-        f = self.fields
-        line = (
-            f"{self.description}: {self.completed}/{self.total} done, {f.get('failed', 0)} failed, "
-            f"{f.get('tokens', 0):,} tokens, ${f.get('cost', 0.0):.4f}"
-        )
+        t = self.tally
+        line = f"{self.name}: {t.done}/{t.total} done, {t.failed} failed, {t.tokens:,} tokens, ${t.cost:.4f}"
         eta = self._eta(now)
-        self.console.print(line + (f", ETA {eta}" if eta else ""), highlight=False, markup=False, soft_wrap=True)
+        self.write(line + (f", ETA {eta}" if eta else ""))
 
     def _eta(self, now: float) -> str | None:
         """Time left at the pace of this run so far (cache hits excluded); None before the first answer."""
-        done = self.completed - self._started_with
-        left = self.total - self.completed
+        done = self.tally.done - self._started_with
+        left = self.tally.total - self.tally.done
         if done <= 0 or left <= 0:
             return None
         seconds = round((now - self._started_at) / done * left)

@@ -6,9 +6,10 @@ before it is handed over, waiting for requests in flight to settle their real co
 back the request and everything after it once nothing is in flight and it still does not fit. Other providers
 (local engines, batches) get the whole stream collected, in waves: a wave holds the requests whose worst case
 still fits under the cap after what was spent, and the next wave is admitted once the previous one has settled.
-Each `Generation` is passed on the moment it arrives; a request the provider never answered becomes a failed
-generation; `FatalProviderError` (or an error of `on_generation`, such as a cache that cannot be written) stops
-everything at once: the provider's stream is closed, so nothing more is sent. A failure of the chunks themselves
+Each `Generation` is passed on the moment it arrives; a request the provider never answered (its stream ended
+without it) becomes a failed generation. Whatever the provider or `on_generation` raises (`RunStopped`: a refused
+key, a cache that cannot be written; or an unexpected error) stops everything at once: the provider's stream is
+closed, so nothing more is sent, and the runner decides what the stop means. A failure of the chunks themselves
 (planning) is raised too, once the requests already handed to a streaming provider are answered.
 
 With a shared cache, `generate_claimed` sends only the requests this process claims (chunk by chunk as they are
@@ -23,11 +24,12 @@ from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Collection, Sequence
 from contextlib import aclosing, suppress
 
-from zeroscrolls.core.errors import StorageError, UsageError
+from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.providers.base import FatalProviderError, Provider, StreamingProvider
-from zeroscrolls.store.cache import Claimant, ClaimRenewer, GenerationCache
+from zeroscrolls.providers.base import Provider, StreamingProvider
+from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.store.claims import Claimant, ClaimRenewer
 
 OnGeneration = Callable[[Request, Generation], Generation]
 """Called with each result as it arrives; returns the generation as recorded (cost filled in)."""
@@ -37,6 +39,8 @@ Chunks = AsyncIterable[list[tuple[str, Request]]]
 """The requests to generate as `(key, request)` pairs, in chunks as they are planned."""
 POLL_S = 0.5
 """How often a process waiting for another's generations looks for them in the cache."""
+UNANSWERED = Failure(Kind.INTERNAL, "the provider returned no generation for this request")
+"""The failure of a request the provider's stream ended without answering."""
 
 
 class CostCap:
@@ -122,26 +126,19 @@ async def _stream(
         except Exception as exc:  # ends the provider's stream; raised below
             failed.append(exc)
 
-    error = None
-    try:
-        async with aclosing(provider.generate_stream(admitted())) as generations:
-            async for generation in generations:
-                request = outstanding.pop(generation.request_key, None)
-                if request is not None:  # a key we did not ask for, or answered twice, is ignored
-                    recorded = on_generation(request, generation)
-                    cap.settle(recorded.request_key, recorded.cost_usd)
-    except (FatalProviderError, UsageError):  # a refused key, a cache that cannot be written
-        raise
-    except Exception as exc:  # a provider bug fails the requests it left unanswered, not the run
-        error = f"{type(exc).__name__}: {exc}"
-    unanswered = error or "the provider returned no generation for this request"
+    async with aclosing(provider.generate_stream(admitted())) as generations:
+        async for generation in generations:
+            request = outstanding.pop(generation.request_key, None)
+            if request is not None:  # a key we did not ask for, or answered twice, is ignored
+                recorded = on_generation(request, generation)
+                cap.settle(recorded.request_key, recorded.cost_usd)
     for key, request in outstanding.items():
         cap.settle(key, None)
-        on_generation(request, Generation(key, failure=Failure(Kind.INTERNAL, unanswered)))
+        on_generation(request, Generation(key, failure=UNANSWERED))
     if failed:
         raise failed[0]
     async for key, request in requests:  # what the provider never took
-        on_generation(request, Generation(key, failure=Failure(Kind.INTERNAL, unanswered)))
+        on_generation(request, Generation(key, failure=UNANSWERED))
     return held
 
 
@@ -169,20 +166,13 @@ async def _generate_wave(
         recorded = on_generation(request, generation)
         cap.settle(recorded.request_key, recorded.cost_usd)
 
-    error = None
-    try:
-        async with aclosing(provider.generate([request for _, request in wave])) as generations:
-            async for generation in generations:
-                request = outstanding.pop(generation.request_key, None)
-                if request is not None:  # a key we did not ask for, or answered twice, is ignored
-                    finish(request, generation)
-    except (FatalProviderError, UsageError):  # a refused key, a cache that cannot be written
-        raise
-    except Exception as exc:  # a provider bug fails the requests it left unanswered, not the run
-        error = f"{type(exc).__name__}: {exc}"
+    async with aclosing(provider.generate([request for _, request in wave])) as generations:
+        async for generation in generations:
+            request = outstanding.pop(generation.request_key, None)
+            if request is not None:  # a key we did not ask for, or answered twice, is ignored
+                finish(request, generation)
     for key, request in outstanding.items():
-        unanswered = error or "the provider returned no generation for this request"
-        finish(request, Generation(key, failure=Failure(Kind.INTERNAL, unanswered)))
+        finish(request, Generation(key, failure=UNANSWERED))
 
 
 async def generate_claimed(
@@ -214,7 +204,7 @@ async def generate_claimed(
             by_key.update([pair async for chunk in chunks for pair in chunk])
             return await _claim_in_waves(provider, cap, record, cache, claimant, by_key, on_generation, on_wait)
         finally:
-            with suppress(StorageError):  # a cache that cannot be written: the claims lapse with this process
+            with suppress(RunStopped):  # a cache that cannot be written: the claims lapse with this process
                 cache.release(claimant)
 
 

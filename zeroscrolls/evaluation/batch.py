@@ -7,12 +7,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
+from zeroscrolls.core.failures import Kind
 
 if TYPE_CHECKING:  # the batch machinery is imported when a batch run needs it
-    from zeroscrolls.providers.batch import BatchSettings
+    from zeroscrolls.providers.batch.settings import BatchSettings, BatchWatcher
     from zeroscrolls.run.values import Plan
     from zeroscrolls.store.cache import GenerationCache
 
@@ -23,11 +22,12 @@ def batch_settings(
     poll_seconds: float,
     cache: Path | None,
     no_cache: bool,
-    console: Console,
     max_cost: float | None = None,
+    watcher: BatchWatcher | None = None,
 ) -> BatchSettings | None:
-    """The `--batch` settings of a command (None without `--batch`); contradictory flags are a `UsageError`."""
-    from zeroscrolls.providers.batch import BatchSettings
+    """The `--batch` settings of a command (None without `--batch`); contradictory flags are a `UsageError`.
+    `watcher` is told what each poll of a waiting run finds (None: nothing is shown)."""
+    from zeroscrolls.providers.batch.settings import BatchSettings
     from zeroscrolls.store.cache import default_cache_path
 
     if no_wait and not batch:
@@ -44,18 +44,16 @@ def batch_settings(
             "--batch records its batches in the generation cache, so a killed run re-attaches instead of paying "
             "again: drop --no-cache (or pass --cache PATH for a cache file of its own)"
         )
-    return BatchSettings(cache or default_cache_path(), poll_seconds, console=console)
+    return BatchSettings(cache or default_cache_path(), poll_seconds, watcher=watcher)
 
 
-def submit_without_waiting(
-    plans: Iterable[Plan], cache: GenerationCache | None, err: Console, collect: str | None
-) -> None:
-    """Submit what the cache and the live batches lack for every plan and say so: with `collect` (`--no-wait`),
-    the command that collects the results; without, that the command now waits for them."""
+def submit_without_waiting(plans: Iterable[Plan], cache: GenerationCache | None, collect: str | None) -> str:
+    """Submit what the cache and the live batches lack for every plan; returns the line that says so: with
+    `collect` (`--no-wait`), the command that collects the results; without, that the command now waits for them."""
     import asyncio
 
-    from zeroscrolls.providers.base import FatalProviderError
-    from zeroscrolls.providers.batch import BatchAPIError, BatchProvider, SubmitSummary
+    from zeroscrolls.providers.batch.provider import BatchProvider
+    from zeroscrolls.providers.batch.session import SubmitSummary
 
     total = SubmitSummary()
     for plan in plans:
@@ -66,7 +64,9 @@ def submit_without_waiting(
         provider = plan.provider
         try:
             summary = asyncio.run(provider.submit(misses)) if misses else SubmitSummary()
-        except (BatchAPIError, FatalProviderError) as exc:
+        except RunStopped as exc:
+            if exc.failure.kind is Kind.STORAGE:  # the cache file, not the batch API
+                raise
             raise UsageError(
                 f"the {provider.name} batch API failed ({exc}); the batches created so far are recorded: rerun the "
                 "same command to submit the rest"
@@ -76,9 +76,7 @@ def submit_without_waiting(
         total.submitted += summary.submitted
         total.batches += summary.batches
     then = f"Collect them with: {collect}" if collect else "Waiting for them"
-    err.print(
+    return (
         f"submitted {total.submitted} request(s) in {len(total.batches)} new batch(es); {total.running} already in "
-        f"running batches, {total.done} already answered. {then} (`zeroscrolls batches list` shows their state)",
-        markup=False,
-        soft_wrap=True,
+        f"running batches, {total.done} already answered. {then} (`zeroscrolls batches list` shows their state)"
     )

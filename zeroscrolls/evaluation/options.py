@@ -57,8 +57,6 @@ def check_options(parameters: Mapping[str, object]) -> None:
         )
     base_url = parameters.get("base_url")
     if isinstance(base_url, str):
-        from zeroscrolls.providers.http.provider import (
-            normalized_endpoint,  # the provider's own check, imported when needed
-        )
+        from zeroscrolls.providers.http.options import normalized_endpoint  # the provider's own check
 
         normalized_endpoint(base_url)

@@ -1,51 +1,38 @@
-"""The Python API: `evaluate` runs what `zeroscrolls run` runs (the same run folder, cache, cost cap and resume) and
-returns a `Run`, which `load_run` also reads back from any run folder, so a notebook holds one representation of a
-run whether it ran it or found it. `sweep` and `load_sweep` (`evaluation/sweep.py`) do the same for sweeps.
-
-`run_config` turns `zeroscrolls run`'s options, given as plain values, into the `RunConfig` it runs; `plan_with_notes`
-plans it and says which tasks the data lacks. Both are shared with the command line.
+"""The Python API's runs: `evaluate` runs what `zeroscrolls run` runs (the same run folder, cache, cost cap and
+resume) and returns a `Run`, which `load_run` also reads back from any run folder, so a notebook holds one
+representation of a run whether it ran it or found it. `sweep` and `load_sweep` (`evaluation/sweep.py`) do the same
+for sweeps; `run_config` (`evaluation/config.py`) builds the configuration both share with the command line.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import importlib.util
-import inspect
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import jsonlines
-from rich.console import Console
-from rich.markup import escape
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
-from zeroscrolls.data.sampling import run_selection, selection
+from zeroscrolls.data.sampling import run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
-from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options, provider_options
+from zeroscrolls.evaluation.config import refuse_cli_only, run_config
+from zeroscrolls.evaluation.console import opened_cache, plan_with_notes, progress_console, progress_for, show_stop
 from zeroscrolls.providers.models import WHOLE_DOCUMENT
-from zeroscrolls.run.values import Plan, RunConfig, RunFolder
+from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from zeroscrolls.store.cache import GenerationCache
+    from rich.console import Console
 
 T = TypeVar("T")
 JOIN_STEP_S = 0.1
 """Seconds between checks for an interrupt while a run works in its own thread."""
-NOT_IN_PYTHON = {
-    "dry_run": "price a run with `zeroscrolls run ... --dry-run`",
-    "no_wait": "submit batches without waiting with `zeroscrolls run ... --batch --no-wait`",
-}
-"""Options of the command line that return no run to hand back, with what to do instead."""
 EXAMPLE_COLUMNS = (
     "task",
     "id",
@@ -63,177 +50,32 @@ EXAMPLE_COLUMNS = (
 """The columns of `Run.examples()`, one row per example of the run."""
 
 
-def run_config(
-    model: str,
-    *,
-    suite: str = DEFAULT_SUITE,
-    max_tokens: int | None = None,
-    data: str | Path = "hub",
-    tasks: str | Sequence[str] | None = None,
-    output: str | Path = "results",
-    run_name: str | None = None,
-    split: str = "validation",
-    limit: int | None = None,
-    sample: int | None = None,
-    books: str | Sequence[str] | None = None,
-    seed: int | None = None,
-    prompts: str | Path | None = None,
-    prompt_mode: str = DEFAULT_PROMPT_MODE,
-    concurrency: int | None = None,
-    max_cost: float | None = None,
-    provider: str | None = None,
-    overwrite: bool = False,
-    cache: str | Path | None = None,
-    no_cache: bool = False,
-    batch: bool = False,
-    poll_seconds: float = 30.0,
-    no_wait: bool = False,
-    command: Sequence[str] | None = None,
-    console: Console | None = None,
-    **options: Any,
-) -> RunConfig:
-    """The `RunConfig` `zeroscrolls run` runs for these options (the CLI's names, `-` as `_`; comma lists may be
-    Python sequences); `options` are the provider options (`base_url`, `api_key_env`, `tokenizer`, ...). `command`
-    is recorded in the manifest (default: the `zeroscrolls run` command line asking for the same run); `console`
-    gets the batch API's messages. A mistake is a `UsageError` with the command line's message."""
-    arguments = {name: value for name, value in locals().items() if name != "options"} | options
-    check_options(arguments)
-    unknown = sorted(set(options) - set(PROVIDER_OPTION_NAMES))
-    if unknown:
-        own = [n for n in inspect.signature(run_config).parameters if n not in ("command", "console", "options")]
-        raise UsageError(
-            f"unknown option(s) {', '.join(unknown)}: pass options of `zeroscrolls run` ({', '.join(own)}) or "
-            f"provider options ({', '.join(PROVIDER_OPTION_NAMES)}), named with _ for -"
-        )
-    from zeroscrolls.evaluation.batch import batch_settings  # the batch API's checks: only here, where they apply
-
-    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
-    return RunConfig(
-        model=model,
-        provider=provider,
-        max_tokens=max_tokens,
-        tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(comma_list(tasks))),
-        split=split,
-        limit=limit,
-        selection=selection(None if books is None else comma_list(books), sample, seed),
-        data=DataSource.parse(str(data), hint=chosen.data_hint),
-        prompts=None if prompts is None else Path(prompts),
-        output=Path(output),
-        run_name=run_name,
-        concurrency=concurrency,
-        max_cost=max_cost,
-        seed=provider_seed(model, provider, seed, sample),
-        provider_options=provider_options({name: options.get(name) for name in PROVIDER_OPTION_NAMES}),
-        overwrite=overwrite,
-        command=tuple(command) if command is not None else cli_command("run", arguments, run_config),
-        batch=batch_settings(
-            batch,
-            no_wait,
-            poll_seconds,
-            None if cache is None else Path(cache),
-            no_cache,
-            console or Console(stderr=True, highlight=False),
-            max_cost,
-        ),
-        suite=chosen,
-    )
-
-
-def run_options(parameters: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:
-    """The options `run_config` takes (its keywords and the provider options) among a command's `parameters`, less
-    `exclude`: what `zeroscrolls run` and `zeroscrolls sweep` hand it, named as it names them."""
-    own = [name for name in inspect.signature(run_config).parameters if name not in ("model", "command", "console")]
-    names = [*own, *PROVIDER_OPTION_NAMES]
-    return {name: parameters[name] for name in names if name in parameters and name not in exclude}
-
-
-def comma_list(value: str | Sequence[str]) -> str:
-    """A comma list as the command line takes it, from one string or a sequence of names."""
-    return value if isinstance(value, str) else ",".join(str(v) for v in value)
-
-
-def provider_seed(model: str, provider: str | None, seed: int | None, sample: int | None) -> int | None:
-    """What `seed` gives the provider: all of it without `sample`; with it, the seed is the sample's and goes to
-    the provider too only if it takes one (an API model is not refused for it)."""
-    if seed is None or sample is None:
-        return seed
-    from zeroscrolls.run.planning import provider_class
-
-    return seed if "seed" in provider_class(model, provider).accepted_options else None
-
-
-def cli_command(name: str, arguments: Mapping[str, Any], *functions: Callable[..., Any]) -> tuple[str, ...]:
-    """The `zeroscrolls NAME` command line asking for what `arguments` ask of `functions` (values left at their
-    defaults left out), for the manifest: a run started from Python shows how to resume it from a shell."""
-    defaults = {
-        key: p.default
-        for function in functions
-        for key, p in inspect.signature(function).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
-    words = ["zeroscrolls", name]
-    for key, value in arguments.items():
-        if key in ("command", "console") or value is None or value is False:
-            continue
-        if key in defaults and value == defaults[key]:
-            continue
-        flag = "--" + key.replace("_", "-")
-        if value is True:
-            words.append(flag)
-        else:
-            words += [flag, comma_list(value) if isinstance(value, list | tuple) else str(value)]
-    return tuple(words)
-
-
-def progress_console() -> Console:
-    """Where a run's progress and notes go: stderr, as on the command line (a live bar on a terminal, a line now
-    and then elsewhere); in Jupyter, rich's live bar, drawn as a widget when ipywidgets is installed."""
-    if Console().is_jupyter and importlib.util.find_spec("ipywidgets") is not None:
-        return Console(stderr=True, highlight=False, force_terminal=True)
-    return Console(stderr=True, highlight=False)
-
-
-def plan_with_notes(
-    config: RunConfig, cache: GenerationCache | None, console: Console, *, to_send: bool = True
-) -> Plan:
-    """`plan_run`, then a note on `console` naming the tasks the data source lacks (they are left out)."""
-    from zeroscrolls.engine.runner import plan_run
-
-    plan = plan_run(config, cache=cache, to_send=to_send)
-    if plan.skipped_tasks:
-        console.print(
-            f"note: {config.data.describe()} has no {config.split} rows for {', '.join(plan.skipped_tasks)}; running "
-            f"the {len(plan.counts)} other task(s)"
-        )
-    return plan
-
-
-def off_the_loop(call: Callable[[], T]) -> T:
-    """`call()`, in a worker thread when this thread runs an event loop (Jupyter, an `async def`): a run drives its
-    own loop (`asyncio.run`), which cannot start inside another. An interrupt while waiting (Jupyter's stop
-    button) is passed on to the run, which saves what arrived and stops as on Ctrl-C, then raised here."""
+def off_the_loop(call: Callable[[threading.Event | None], T]) -> T:
+    """`call(stop)`, in a worker thread when this thread runs an event loop (Jupyter, an `async def`): a run drives
+    its own loop (`asyncio.run`), which cannot start inside another. An interrupt while waiting (Jupyter's stop
+    button) sets `stop`, on which the run saves what arrived and stops as on Ctrl-C; then it is raised here.
+    Without a running loop, `call(None)` runs in this thread, where Ctrl-C reaches it."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return call()
+        return call(None)
+    stop = threading.Event()
     outcome: list[tuple[bool, Any]] = []
     finished = threading.Event()
 
     def work() -> None:
         try:
-            outcome.append((True, call()))
+            outcome.append((True, call(stop)))
         except BaseException as exc:  # handed to the waiting thread, which raises it there
             outcome.append((False, exc))
         finally:
             finished.set()
 
-    worker = threading.Thread(target=work, name="zeroscrolls-run", daemon=True)
-    worker.start()
+    threading.Thread(target=work, name="zeroscrolls-run", daemon=True).start()
     try:
         _wait(finished)
     except KeyboardInterrupt:
-        interrupt = ctypes.py_object(KeyboardInterrupt)
-        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0), interrupt)
+        stop.set()
         _wait(finished)
         raise  # whether the run stopped or had just finished, the caller asked to stop
     done, value = outcome[0]
@@ -272,49 +114,18 @@ def evaluate(
     refuse_cli_only(options, "evaluate", "run")
     arguments = {"model": model, "suite": suite, "max_tokens": max_tokens, "data": data, "tasks": tasks}
     arguments |= {"output": output, "run_name": run_name} | options
-    return off_the_loop(lambda: _evaluate(arguments, console or progress_console()))
+    return off_the_loop(lambda stop: _evaluate(arguments, console or progress_console(), stop))
 
 
-def refuse_cli_only(options: Mapping[str, Any], function: str, returns: str) -> None:
-    """Refuse the command line's options that hand back no `returns` (a dry run, submitting without waiting)."""
-    refused = [name for name in NOT_IN_PYTHON if name in options]
-    if refused:
-        raise UsageError(
-            f"{refused[0]} returns no {returns}, so {function}() does not take it: {NOT_IN_PYTHON[refused[0]]}"
-        )
+def _evaluate(arguments: dict[str, Any], console: Console, stop: threading.Event | None) -> Run:
+    from zeroscrolls.engine import execute
 
-
-@contextmanager
-def opened_cache(arguments: Mapping[str, Any], console: Console, function: str) -> Iterator[GenerationCache | None]:
-    """The generation cache `arguments` name (none with `no_cache`), closed at the end; an interrupt says how to
-    resume (calling `function` again) before it is raised."""
-    from zeroscrolls.store.cache import open_cache
-
-    cache = arguments.get("cache")
-    generation_cache = open_cache(None if cache is None else Path(cache), enabled=not arguments.get("no_cache"))
-    try:
-        yield generation_cache
-    except KeyboardInterrupt:
-        console.print(
-            "interrupted: every answer received is in the cache and the run folder; call "
-            f"{function}() again with the same arguments to resume",
-            highlight=False,
-        )
-        raise
-    finally:
-        if generation_cache is not None:
-            generation_cache.close()
-
-
-def _evaluate(arguments: dict[str, Any], console: Console) -> Run:
-    from zeroscrolls.engine.runner import execute
-
-    config = run_config(**arguments, console=console)
+    config = run_config(**arguments)
     with opened_cache(arguments, console, "evaluate") as generation_cache:
-        result = execute(plan_with_notes(config, generation_cache, console), generation_cache, console)
-    if result.stopped:
-        prefix = "[red]error:[/red]" if result.fatal else "[yellow]stopped:[/yellow]"
-        console.print(f"{prefix} {escape(result.stopped)}", soft_wrap=True, highlight=False)
+        plan = plan_with_notes(config, generation_cache, console)
+        result = execute(plan, generation_cache, progress_for(console), stop=stop)
+    if result.stopped is not None:
+        show_stop(console, result.stopped)
     return load_run(result.folder.root)
 
 

@@ -4,6 +4,7 @@ from a sweep folder: its points as `Run` objects and its scores as a budget × t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -14,22 +15,14 @@ from rich.markup import escape
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_SUITE
-from zeroscrolls.evaluation.run import (
-    Run,
-    cli_command,
-    comma_list,
-    load_run,
-    off_the_loop,
-    opened_cache,
-    progress_console,
-    refuse_cli_only,
-    run_config,
-)
+from zeroscrolls.evaluation.config import cli_command, comma_list, refuse_cli_only, run_config
+from zeroscrolls.evaluation.console import opened_cache, progress_console, progress_for
+from zeroscrolls.evaluation.run import Run, load_run, off_the_loop
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from zeroscrolls.sweep import SweepConfig
+    from zeroscrolls.sweeps.config import SweepConfig
 
 SWEEP_CSV = "sweep.csv"
 
@@ -47,7 +40,7 @@ def sweep_config(
     `run_config` (the seed goes to every point's provider, and to the bootstrap); `command` is recorded in each
     point's manifest (default: the `zeroscrolls sweep` command line asking for the same sweep)."""
     from zeroscrolls.results.bootstrap import Bootstrap  # the sweep's machinery (pandas, numpy): only when it runs
-    from zeroscrolls.sweep import SweepConfig, parse_budgets
+    from zeroscrolls.sweeps.config import SweepConfig, parse_budgets
 
     models = tuple(dict.fromkeys(m.strip() for m in comma_list(model).split(",") if m.strip()))
     if not models:
@@ -86,18 +79,25 @@ def sweep(
     refuse_cli_only(options, "sweep", "sweep")
     arguments = {"model": model, "max_tokens": max_tokens, "suite": suite, "data": data, "tasks": tasks}
     arguments |= {"output": output, "sweep_name": sweep_name} | options
-    return off_the_loop(lambda: _sweep(arguments, console or progress_console()))
+    return off_the_loop(lambda stop: _sweep(arguments, console or progress_console(), stop))
 
 
-def _sweep(arguments: dict[str, Any], console: Console) -> Sweep:
+def _sweep(arguments: dict[str, Any], console: Console, stop: threading.Event | None) -> Sweep:
+    from zeroscrolls.engine import execute
     from zeroscrolls.evaluation.batch import submit_without_waiting
-    from zeroscrolls.sweep import run_sweep, sweep_plans
+    from zeroscrolls.sweeps.estimate import sweep_plans
+    from zeroscrolls.sweeps.running import run_sweep
 
-    config = sweep_config(**arguments, console=console)
+    config = sweep_config(**arguments)
     with opened_cache(arguments, console, "sweep") as generation_cache:
         if config.run.batch is not None and config.run.max_cost is None:  # every point's batches at once
-            submit_without_waiting(sweep_plans(config), generation_cache, console, None)
-        result = run_sweep(config, generation_cache, console)
+            submitted = submit_without_waiting(sweep_plans(config), generation_cache, None)
+            console.print(submitted, markup=False, soft_wrap=True)
+        result = run_sweep(
+            config,
+            generation_cache,
+            lambda plan, spent: execute(plan, generation_cache, progress_for(console), spent, stop=stop),
+        )
     for p in result.points:
         if p.stopped:
             console.print(f"[yellow]stopped:[/yellow] {p.model} at {p.budget}: {escape(p.stopped)}", soft_wrap=True)

@@ -10,10 +10,11 @@ gives bootstrap intervals of exactly the task score.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from statistics import fmean
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.core.task import Metric
+from zeroscrolls.core.task import Metric, Task
 from zeroscrolls.metrics import accuracy, concordance_index, exp_similarity, f1, rouge
 
 _MEAN_METRICS = {
@@ -51,6 +52,22 @@ ExampleScorer = Callable[[str, str, Sequence[str]], dict[str, float]]
 """(task, prediction, references) -> one example's sub-metric values: a benchmark's metric per example."""
 Aggregator = Callable[[str, Mapping[str, Mapping[str, float]]], dict[str, float]]
 """(task, per-example values) -> the task-level dict with "score": a benchmark's aggregation."""
+
+
+@dataclass(frozen=True)
+class TaskMetrics:
+    """A task table's official metrics by task name (each task's `Task.metric`): the `ExampleScorer` and
+    `Aggregator` of a suite that scores its tasks by the metrics here."""
+
+    tasks: Mapping[str, Task]
+
+    def score_example(self, task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:
+        """One example's sub-metric values on 0-100 (`score_example` of the task's metric)."""
+        return score_example(self.tasks[task].metric, prediction, references)
+
+    def aggregate(self, task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+        """The task-level "score" and sub-metrics, rounded to 4 decimals (`aggregate` of the task's metric)."""
+        return aggregate(self.tasks[task].metric, per_example)
 
 
 def score_examples(

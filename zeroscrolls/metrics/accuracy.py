@@ -1,4 +1,4 @@
-"""Accuracy for quality (spec §4.4): the first standalone capital letter A-D decides."""
+"""Multiple-choice accuracy (spec §4.4, QuALITY): the first standalone capital letter A-D decides."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Concordance index for book_sum_sort (spec §4.6): the share of summary pairs ordered as in the gold.
+"""Concordance index (spec §4.6, BookSumSort): the share of summary pairs ordered as in the gold.
 
 Equal to `lifelines.utils.concordance_index(gold_positions, predicted_positions)` for a permutation (no ties can
 occur), counted directly instead of pulling in lifelines and scipy.

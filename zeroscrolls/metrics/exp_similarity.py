@@ -1,4 +1,4 @@
-"""Exponential similarity for space_digest (spec §4.5): 0.5 ** (|gold - pred| / 10) on the first percentage."""
+"""Exponential similarity (spec §4.5, SpaceDigest): 0.5 ** (|gold - pred| / 10) on the first percentage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token F1 for qasper, narrative_qa and musique (spec §4.3).
+"""Token F1 of the free-form QA tasks (spec §4.3: Qasper, NarrativeQA, MuSiQue).
 
 Normalisation order matters: ASCII punctuation is removed *before* `unidecode`, so Unicode punctuation survives
 as ASCII ("Zoë’s" -> "zoe's" while "Zoe's" -> "zoes").

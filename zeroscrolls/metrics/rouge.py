@@ -1,4 +1,4 @@
-"""ROUGE for the summarization tasks (spec §4.2): gov_report, summ_screen_fd, qmsum, squality.
+"""ROUGE for the summarization tasks (spec §4.2: GovReport, SummScreenFD, QMSum, SQuALITY).
 
 Per example and per ROUGE type, the best F-measure over the references (each type may come from a different
 reference); the task score is the geometric mean of the three *averaged* types R1, R2, RL, not a mean of

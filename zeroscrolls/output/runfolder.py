@@ -316,7 +316,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "finished_at": utc_now(),
         "status": result.status,
         "configuration": configuration(plan),
-        "stopped": result.stopped,
+        "stopped": None if result.stopped is None else result.stopped.message,
         "versions": {"python": platform.python_version()} | _versions(),
         "model": asdict(profile) | {"prompt_style": profile.prompt_style.value},
         "provider": {

@@ -14,7 +14,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from zeroscrolls.core.errors import RunStopped, UsageError
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.plugins import find, installed, load_target
 from zeroscrolls.core.requests import KEY_VERSION as KEY_VERSION  # exported here as before
 from zeroscrolls.core.requests import Generation, Request
@@ -49,15 +49,19 @@ class PromptCache:
     (Anthropic's `cache_control`); else each prompt's longest prefix shared with an earlier prompt (OpenAI)."""
 
 
-class FatalProviderError(RunStopped):
-    """Deprecated spelling of `RunStopped`, kept while callers move."""
-
-
 class Provider(ABC):
-    """A way to generate text. Subclasses implement `generate` and override the defaults that differ; the
-    runner does caching, truncation, scoring and reporting for them."""
+    """A way to generate text; the runner does caching, truncation, scoring and reporting for it.
+
+    A subclass sets `name` and implements `generate`; usually `profile` too (the default knows only the registry's
+    models of this provider). Every other member is an optional hook whose default suits a provider that needs
+    nothing more: `default_concurrency`, `accepted_options`, `unregistered_profile`, `tokenizer`, `decoding`,
+    `completion_budget`, `identity`, `cost`, `prompt_cache`, `check_ready`, `protocol_notes`, `aclose`, and, for
+    a provider that answers from the data rather than from the prompt (the naive baselines), `use_examples` and
+    `task_decoding`. A request that fails is a `Generation` with its `Failure`; when nothing more can succeed (a
+    refused key), raise `RunStopped`."""
 
     name: ClassVar[str]
+    """The provider's name (`--provider`), recorded with every request and so in its cache key."""
     default_concurrency: ClassVar[int] = 8
     """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
     accepted_options: ClassVar[frozenset[str]] = frozenset()

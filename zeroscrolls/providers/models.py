@@ -15,16 +15,22 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.text.templates import PromptStyle
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelProfile:
+    """What a run needs to know of a model, built with keywords: `name`, `provider`, `max_tokens` and `tokenizer`
+    are required, everything else has a default (a chat model of unknown window and prices)."""
+
     name: str
+    """The name the provider is given (an API's model id, a Hub id)."""
     provider: str
+    """The provider that serves it (`Provider.name`)."""
     max_tokens: int
     """Budget for truncation: prompt + generation (decoder/API models) or encoder input (encoder-decoder)."""
     tokenizer: str
     """How to load the model's tokenizer: 'tiktoken:<encoding>', 'hf:<name or path>', 'anthropic:<model>',
     'whitespace'."""
-    prompt_style: PromptStyle
+    prompt_style: PromptStyle = PromptStyle.CHAT
+    """How prompts are laid out: chat messages, a completion prompt, or Claude's tags (spec §3)."""
     encoder_decoder: bool = False
     context_window: int | None = None
     """The model's real window; budgets above it are refused (None: unknown, not checked)."""
@@ -113,11 +119,11 @@ def _openai(
     """An OpenAI model; `rpm`/`tpm` are usage-tier-1 limits, the starting pace of the rate limiter."""
     input_price, output_price, cached_price = prices or (None, None, None)
     return ModelProfile(
-        name,
-        "openai",
-        min(max_tokens, window),
-        f"tiktoken:{encoding}",
-        style,
+        name=name,
+        provider="openai",
+        max_tokens=min(max_tokens, window),
+        tokenizer=f"tiktoken:{encoding}",
+        prompt_style=style,
         context_window=window,
         input_price=input_price,
         output_price=output_price,
@@ -146,11 +152,11 @@ def _anthropic(
     are usage-tier-1 limits; its prompt cache holds prefixes of at least `cache_min_tokens`."""
     input_price, output_price, cached_price = prices or (None, None, None)
     return ModelProfile(
-        name,
-        "anthropic",
-        max_tokens,
-        f"anthropic:{name}",
-        _S.CLAUDE_TAGS,
+        name=name,
+        provider="anthropic",
+        max_tokens=max_tokens,
+        tokenizer=f"anthropic:{name}",
+        prompt_style=_S.CLAUDE_TAGS,
         context_window=window,
         input_price=input_price,
         output_price=output_price,
@@ -169,11 +175,11 @@ def _seq2seq(hub_id: str) -> ModelProfile:
     """A paper seq2seq model run by the official HF runner: 8192 encoder tokens and 1024 new tokens (spec §3.4,
     §3.5)."""
     return ModelProfile(
-        hub_id,
-        "hf",
-        PAPER_BUDGET,
-        f"hf:{hub_id}",
-        _S.COMPLETION,
+        name=hub_id,
+        provider="hf",
+        max_tokens=PAPER_BUDGET,
+        tokenizer=f"hf:{hub_id}",
+        prompt_style=_S.COMPLETION,
         encoder_decoder=True,
         max_new_tokens=1024,
         note="paper model",
@@ -182,19 +188,34 @@ def _seq2seq(hub_id: str) -> ModelProfile:
 
 def _open_decoder(hub_id: str, window: int, note: str = "") -> ModelProfile:
     """An open decoder-only chat model served by vLLM (the Hub id is its name and its tokenizer)."""
-    return ModelProfile(hub_id, "vllm", PAPER_BUDGET, f"hf:{hub_id}", _S.CHAT, context_window=window, note=note)
+    return ModelProfile(
+        name=hub_id,
+        provider="vllm",
+        max_tokens=PAPER_BUDGET,
+        tokenizer=f"hf:{hub_id}",
+        prompt_style=_S.CHAT,
+        context_window=window,
+        note=note,
+    )
 
 
 REGISTRY: dict[str, ModelProfile] = {
     p.name: p
     for p in [
-        ModelProfile("naive", "naive", WHOLE_DOCUMENT, "whitespace", _S.COMPLETION, note="the paper's naive baselines"),
         ModelProfile(
-            "naive-always-6",
-            "naive",
-            WHOLE_DOCUMENT,
-            "whitespace",
-            _S.COMPLETION,
+            name="naive",
+            provider="naive",
+            max_tokens=WHOLE_DOCUMENT,
+            tokenizer="whitespace",
+            prompt_style=_S.COMPLETION,
+            note="the paper's naive baselines",
+        ),
+        ModelProfile(
+            name="naive-always-6",
+            provider="naive",
+            max_tokens=WHOLE_DOCUMENT,
+            tokenizer="whitespace",
+            prompt_style=_S.COMPLETION,
             note="naive, answering option 6 to every NarrativeXL question",
         ),
         # The paper's models (spec §3.4, §7): their budgets as in the paper.
@@ -254,11 +275,11 @@ REGISTRY: dict[str, ModelProfile] = {
         _open_decoder("Qwen/Qwen3-8B", 32_768, note="thinks unless told not to"),
         # Stand-ins answered by `zeroscrolls serve-mock` (providers/mock_server.py), for trying the API path.
         ModelProfile(
-            "mock",
-            "openai",
-            PAPER_BUDGET,
-            "tiktoken:o200k_base",
-            _S.CHAT,
+            name="mock",
+            provider="openai",
+            max_tokens=PAPER_BUDGET,
+            tokenizer="tiktoken:o200k_base",
+            prompt_style=_S.CHAT,
             context_window=128_000,
             input_price=0.0,
             output_price=0.0,
@@ -266,11 +287,11 @@ REGISTRY: dict[str, ModelProfile] = {
             note=STAND_IN_NOTE,
         ),
         ModelProfile(
-            "mock-claude",
-            "anthropic",
-            PAPER_BUDGET,
-            "anthropic:mock-claude",
-            _S.CLAUDE_TAGS,
+            name="mock-claude",
+            provider="anthropic",
+            max_tokens=PAPER_BUDGET,
+            tokenizer="anthropic:mock-claude",
+            prompt_style=_S.CLAUDE_TAGS,
             context_window=200_000,
             input_price=0.0,
             output_price=0.0,

@@ -1,5 +1,6 @@
-"""The paper's naive baselines (spec §7) as a provider: no key, no GPU, no network. The rules are the suites'
-(`suites/naive.py`, and a suite's own `Suite.naive_baseline`); this module answers requests with them.
+"""The papers' naive baselines (spec §7) as a provider: no key, no GPU, no network. The rules are the suites'
+(`Suite.naive_answers`, and `Suite.naive_baseline` for those learned from data); this module answers requests with
+them, asking each request's suite for its task's rule.
 
 Spans are drawn from `Request.document`, the document as a model would see it after truncation, so a smaller
 `--max-tokens` changes what the baseline can pick. Each request gets its own generator seeded from (seed, task,
@@ -7,8 +8,7 @@ example id): predictions do not depend on order or concurrency, and the seed is 
 
 A suite whose paper learns its baselines from data (SCROLLS: from the train split, `Suite.naive_baseline`) has
 them applied instead, to each example's query and document as the data holds them; what they learned joins the
-cache key (NarrativeXL's reconstruction tasks: the distorted summary, copied). NarrativeXL's read-along questions
-get a random option 1-6, or option 6 ("None of the above.") from the model `naive-always-6`.
+cache key (NarrativeXL's reconstruction tasks: the distorted summary, copied).
 """
 
 from __future__ import annotations
@@ -19,18 +19,16 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.core.failures import Failure, Kind
-from zeroscrolls.providers.base import Generation, Request, StreamingProvider
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.providers.base import StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.suites.naive import DEFAULT_SEED, READ_ALONG_OPTIONS, RULES_VERSION, baseline
+from zeroscrolls.suites.base import resolve_suite
+from zeroscrolls.suites.naive import DEFAULT_SEED, RULES_VERSION, NaiveAnswer, NaiveInput
 
 if TYPE_CHECKING:
     from zeroscrolls.core.example import Example
     from zeroscrolls.data.sources import DataSource
     from zeroscrolls.suites.base import NaiveRule, Suite
-
-ALWAYS_LAST_OPTION = "naive-always-6"
-"""The model that answers option 6 to every read-along question: its accuracy is the share of questions whose
-answer is "None of the above."; other tasks get the naive rules."""
 
 
 class NaiveProvider(StreamingProvider):
@@ -52,11 +50,14 @@ class NaiveProvider(StreamingProvider):
         """Why the naive rules stand in for a suite's learned baseline (no train split)."""
         self.looked_up: set[str] = set()
         """Tasks whose rule the suite was asked for (once per task, however the examples arrive)."""
+        self.suites: dict[str, Suite] = {}
+        """Suite name -> the suite, whose `naive_answers` answer its requests."""
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         return {"seed": self.seed, "naive_rules": RULES_VERSION}
 
     def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
+        self.suites[suite.name] = suite
         if suite.naive_baseline is None:
             return
         for task, items in examples.items():
@@ -95,12 +96,20 @@ class NaiveProvider(StreamingProvider):
             if rule is None or example is None:
                 raise ValueError("the request needs a rule learned from the run's data, and none was given")
             return rule.answer(example.query, example.document)
-        if request.model == ALWAYS_LAST_OPTION and request.task == "read_along":
-            return str(READ_ALONG_OPTIONS)
         prompt = request.prompt if request.prompt is not None else request.messages[0][1] if request.messages else ""
         seed = request.decoding.get("seed", self.seed)
         rng = random.Random(f"{seed}:{request.task}:{request.example_id}")  # str seeds hash stably (sha512)
-        return baseline(request.task, request.document, prompt or "", rng)
+        return self._rule(request)(NaiveInput(request.document, prompt or "", rng, request.model))
+
+    def _rule(self, request: Request) -> NaiveAnswer:
+        """The naive rule of the request's task, as its suite declares it."""
+        suite = self.suites.get(request.suite)
+        if suite is None:
+            suite = self.suites[request.suite] = resolve_suite(request.suite)
+        rule = suite.naive_answers.get(request.task)
+        if rule is None:
+            raise ValueError(f"no naive baseline for task {request.task!r} of the {suite.title} suite")
+        return rule
 
     async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
         async for request in requests:

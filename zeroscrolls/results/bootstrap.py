@@ -13,14 +13,13 @@ many examples there are (never a resamples x examples matrix of a large task).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from zeroscrolls.metrics import Aggregator
-from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.breakdowns import Analysis, Breakdown, Group, Groupings
-from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 
 CHUNK_VALUES = 1 << 22
 """Most values (resamples x examples x sub-metrics) one chunk of resamples gathers: 32 MB of float64."""
@@ -57,7 +56,7 @@ class Bootstrap:
     resamples: int = 1000
     seed: int = 0
     level: float = 0.95
-    suite: Suite = ZEROSCROLLS
+    suite: Suite = field(default_factory=default_suite)
 
     def task_score(self, task: str, per_example: PerExample) -> Interval:
         """The task score's interval over all ids of `per_example`."""
@@ -143,11 +142,11 @@ def resample_scores(
     per_example: PerExample,
     ids: Sequence[str],
     idx: np.ndarray,
-    score: Aggregator = ZEROSCROLLS.aggregate_task,
+    score: Aggregator | None = None,
 ) -> np.ndarray:
-    """The task score of each resample by `score`, a suite's `aggregate_task`; row r of `idx` lists positions in
-    `ids` (with repeats)."""
-    return _resample(task, *_values(per_example, ids), idx, score)
+    """The task score of each resample by `score`, a suite's `aggregate_task` (default: the default suite's); row r
+    of `idx` lists positions in `ids` (with repeats)."""
+    return _resample(task, *_values(per_example, ids), idx, score or default_suite().aggregate_task)
 
 
 def _values(per_example: PerExample, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:

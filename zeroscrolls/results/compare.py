@@ -2,7 +2,8 @@
 paired bootstrap difference for two runs, and the paper's Table 3 rows (test split) for context.
 
 Runs are rescored from their predictions against the references of the data source named in their manifest (or
-`--data`), so a comparison needs no state beyond the run folders. Tables render as rich, Markdown, CSV or JSON.
+`--data`), so a comparison needs no state beyond the run folders. Tables render as Markdown, CSV or JSON (and in the
+terminal through `cli/score_tables.py`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from rich import box
-from rich.table import Table
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
@@ -26,14 +25,12 @@ from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Inte
 from zeroscrolls.results.formats import FormatAnalysis
 from zeroscrolls.results.scoring import PARTIAL_MARK, load_predictions, score_benchmark
 from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
-from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.paper import PaperTable
-from zeroscrolls.suites.zeroscrolls.paper import PAPER as ZEROSCROLLS_PAPER
-from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
 
 AVERAGE = "average"
-SHORT_NAMES = ZEROSCROLLS_PAPER.short_names
-"""ZeroSCROLLS' paper column names, for narrow terminal tables."""
+SHORT_NAMES: dict[str, str] = dict(default_suite().paper.short_names) if default_suite().paper else {}
+"""The default suite's paper column names, for narrow terminal tables."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +66,10 @@ def _model_and_budget(run: Path) -> tuple[str, int]:
     return model["name"], model["max_tokens"]
 
 
-def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suite = ZEROSCROLLS) -> list[RunScores]:
-    """Rescore each run from its predictions with the suite's metric; references are loaded once per (source,
-    split, task). Runs of another suite are refused: their scores do not compare."""
+def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suite | None = None) -> list[RunScores]:
+    """Rescore each run from its predictions with the suite's metric (default: the default suite's); references are
+    loaded once per (source, split, task). Runs of another suite are refused: their scores do not compare."""
+    suite = suite or default_suite()
     references: dict[tuple[DataSource, str, str, Selection | None], list[Example]] = {}
     runs = []
     for path in paths:
@@ -280,7 +278,7 @@ def cell_text(cell: Cell, kind: str) -> str:
     return f"{cell.estimate:.2f} [{cell.low:.2f}, {cell.high:.2f}]"
 
 
-def _caption(c: Comparison, boot: Bootstrap) -> str:
+def caption(c: Comparison, boot: Bootstrap) -> str:
     text = (
         f"Scores with {100 * boot.level:g}% bootstrap intervals ({boot.resamples} resamples, seed {boot.seed}) on the "
         "ids every run scored"
@@ -292,60 +290,12 @@ def _caption(c: Comparison, boot: Bootstrap) -> str:
     return text + "."
 
 
-def rich_tables(c: Comparison, boot: Bootstrap) -> list[Table]:
-    """Terminal layout: one row per task (runs and the difference as columns, narrow enough for a terminal),
-    then the paper's rows in its own column layout when asked for."""
-    measured = [r for r in c.rows if r.kind != "paper"]
-    runs = [r.label for r in measured if r.kind == "run"]
-    # run names are too long for column headers at 80 columns: the columns are numbered, the caption names them
-    legend = "; ".join(f"run {i}: {label}" for i, label in enumerate(runs, 1))
-    caption = f"{legend}. {_caption(c, boot)}"
-    table = Table(box=box.SIMPLE_HEAD, caption=caption, caption_justify="left", show_edge=False)
-    table.add_column("task", no_wrap=True)
-    table.add_column("ids", justify="right", no_wrap=True)
-    for row in measured:
-        header = f"run {runs.index(row.label) + 1}" if row.kind == "run" else "run 2 - 1"
-        table.add_column(header, justify="right", no_wrap=True)
-    for column in c.columns:
-        if column == AVERAGE:
-            table.add_section()
-        ids = str(sum(c.common.values())) if column == AVERAGE else c.ids_text(column)
-        table.add_row(c.header(column), ids, *(_short_cell(row.cells.get(column), row.kind) for row in measured))
-    tables = [table]
-    paper = [r for r in c.rows if r.kind == "paper"]
-    source = boot.suite.paper
-    if paper and source is not None:
-        published = Table(
-            title=source.title,
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            pad_edge=False,
-            padding=0,
-        )
-        published.add_column("model", no_wrap=True)
-        for column in c.columns:
-            published.add_column(source.short_names.get(column, "Avg"), justify="right", no_wrap=True)
-        for row, model in zip(paper, source.rows, strict=True):
-            published.add_row(model.name, *(cell_text(row.cells.get(column), row.kind) for column in c.columns))
-        tables.append(published)
-    return tables
-
-
-def _short_cell(cell: Cell, kind: str) -> str:
-    if not isinstance(cell, Interval):
-        return cell_text(cell, kind)
-    if kind == "difference":
-        mark = f" {DIFFERENCE_MARK}" if cell.excludes_zero else ""
-        return f"{cell.estimate:+.1f}{mark}\n[{cell.low:+.1f}, {cell.high:+.1f}]"
-    return f"{cell.estimate:.1f}\n[{cell.low:.1f}, {cell.high:.1f}]"
-
-
 def markdown(c: Comparison, boot: Bootstrap) -> str:
     rows = [[row.label, *(cell_text(row.cells.get(col), row.kind) for col in c.columns)] for row in c.rows]
     rows.append(["ids compared", *(c.ids_text(t) for t in c.tasks), *([""] if c.has_average else [])])
     notes = "".join(f"\n- {note}" for note in c.notes)
     headers = ["run", *map(c.header, c.columns)]
-    return markdown_table(headers, rows) + f"\n{_caption(c, boot)}\n" + (f"{notes}\n" if notes else "")
+    return markdown_table(headers, rows) + f"\n{caption(c, boot)}\n" + (f"{notes}\n" if notes else "")
 
 
 def long_frame(c: Comparison) -> pd.DataFrame:

@@ -1,9 +1,11 @@
-"""Format analysis beside the official score (paper §5): refusals, output length against reference length, and the
-lenient score of `lenient.py`.
+"""Format analysis beside the official score (paper §5): refusals, output length against reference length, and a
+lenient score: the official metric on the answer read out of verbose output.
 
 The paper found that automatic scores hide format problems: answers that decline because the trimmed context lacks
 the answer, answers in the wrong form, summaries far longer or shorter than the references. These numbers make them
-visible in `score`, `scores.json`, `report.md`, `compare` and `view`; they never change the official score.
+visible in `score`, `scores.json`, `report.md`, `compare` and `view`; they never change the official score. What a
+task's answers are checked for, and how an answer is read out of verbose output, is its suite's declaration
+(`Suite.answer_format`, suites/forms.py).
 """
 
 from __future__ import annotations
@@ -14,17 +16,9 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from rich import box
-from rich.table import Table
-
 from zeroscrolls.core.example import Example
-from zeroscrolls.core.task import AnswerForm, Task
-from zeroscrolls.metrics.concordance_index import parse_ids
-from zeroscrolls.results.lenient import lenient_scores
-from zeroscrolls.suites.base import ChoiceLister, Suite
-from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.suites.zeroscrolls.tasks import get_task
-from zeroscrolls.text.templates import num_summaries
+from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.forms import AnswerFormat
 
 _PLACE = r"(?:text|story|passage|article|document|context|paper|book|transcript|meeting|reviews?|information given)"
 REFUSAL_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
@@ -50,20 +44,20 @@ meeting did not decide is not counted."""
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s|\n")
 
 
-def is_refusal(task: str, text: str, info: Task | None = None) -> bool:
-    """Whether an answer declines to answer (see `REFUSAL_PATTERNS`); `info` is the task in its suite (default:
-    the ZeroSCROLLS task of that name)."""
-    if (info or get_task(task)).is_summarization:
+def is_refusal(text: str, long_form: bool = False) -> bool:
+    """Whether an answer declines to answer (see `REFUSAL_PATTERNS`); a `long_form` answer (a summary) is read on
+    its first sentence."""
+    if long_form:
         text = _FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0]
     return any(p.search(text) for p in REFUSAL_PATTERNS)
 
 
-def refuses(text: str, example: Example, info: Task, choices: ChoiceLister | None = None) -> bool:
-    """`is_refusal`, except that a text the task allows as an answer (a `AnswerForm.CHOICE`, such as ContractNLI's
-    "Not mentioned") never declines."""
-    if info.form is AnswerForm.CHOICE and choices is not None and text in choices(example):
+def refuses(text: str, example: Example, answer_format: AnswerFormat) -> bool:
+    """`is_refusal`, except that an answer from a closed set the task allows (such as ContractNLI's "Not
+    mentioned") never declines."""
+    if answer_format.closed and answer_format.in_form(text, example):
         return False
-    return is_refusal(info.name, text, info)
+    return is_refusal(text, answer_format.long_form)
 
 
 def word_count(text: str) -> int:
@@ -86,7 +80,8 @@ class FormatAnalysis:
     reference_words: dict[str, float]
     """Id -> median words of its references."""
     lenient: float | None
-    """The lenient score (`lenient.py`, 0-100); None for summaries, which are scored as they are."""
+    """The lenient score (0-100); None where the task's format reads nothing out of verbose output (summaries,
+    which are scored as they are, and choices)."""
     lenient_per_example: dict[str, dict[str, float]]
     rescued: tuple[str, ...]
     """Ids whose extracted answer scores higher than the output as it was."""
@@ -133,21 +128,19 @@ def analyze_task(
     examples: Sequence[Example],
     per_example: Mapping[str, Mapping[str, float]],
     off_format: Sequence[str],
-    suite: Suite = ZEROSCROLLS,
+    suite: Suite,
 ) -> FormatAnalysis:
     """Format numbers of the ids in `per_example` (the officially scored ones, with their official values);
     `off_format` are those not in the task's form. The lenient score uses the suite's metric."""
-    info = suite.get_task(task)
+    answers = suite.answer_format(task)
     by_id = {ex.id: ex for ex in examples if ex.id in per_example}
-    refusals = tuple(i for i in by_id if refuses(predictions[i], by_id[i], info, suite.choices))
-    expected = tuple(
-        i for i in refusals if any(refuses(ref, by_id[i], info, suite.choices) for ref in by_id[i].outputs)
-    )
+    refusals = tuple(i for i in by_id if refuses(predictions[i], by_id[i], answers))
+    expected = tuple(i for i in refusals if any(refuses(ref, by_id[i], answers) for ref in by_id[i].outputs))
     lenient, per_lenient, rescued = None, {}, ()
-    if info.form not in (AnswerForm.SUMMARY, AnswerForm.CHOICE):
-        references = {i: ex.outputs for i, ex in by_id.items()}
-        permutations = {i: summary_ids(ex) for i, ex in by_id.items() if info.form is AnswerForm.PERMUTATION}
-        per_lenient = lenient_scores(task, predictions, references, permutations, info.form, suite.score_example)
+    if answers.extract is not None:
+        per_lenient = {
+            i: suite.score_example(task, answers.extract(predictions[i], ex), ex.outputs) for i, ex in by_id.items()
+        }
         rescued = tuple(i for i in by_id if example_value(per_lenient[i]) > example_value(per_example[i]))
         lenient = suite.aggregate_task(task, per_lenient)["score"] if per_lenient else None
     return FormatAnalysis(
@@ -187,25 +180,6 @@ FORMAT_NOTE = (
     "declines too); words: median words of the outputs and of the references; lenient: the official metric on the "
     "answer extracted from verbose output, with the share of answers it rescued. The official score is unchanged."
 )
-
-
-def format_table(analyses: Sequence[FormatAnalysis], labels: Sequence[str] = ()) -> Table:
-    """A rich table of `format_row`s; with `labels` (run names, one per analysis) a leading "run" column."""
-    table = Table(title="Format analysis", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    table.caption, table.caption_justify = FORMAT_NOTE, "left"
-    for header in ("run", *FORMAT_HEADERS) if labels else FORMAT_HEADERS:
-        name = header in ("run", "task")  # names stay whole at 80 columns; the headers of numbers wrap instead
-        table.add_column(header, justify="left" if name else "right", no_wrap=name)
-    for i, analysis in enumerate(analyses):
-        table.add_row(*([labels[i]] if labels else []), *format_row(analysis))
-    return table
-
-
-def summary_ids(example: Example) -> list[int]:
-    """Sorted ids of a BookSumSort example: the gold's, or 1..N from the instruction when there is no gold."""
-    if example.outputs:
-        return sorted(parse_ids(example.outputs[0]))
-    return list(range(1, (num_summaries(example) or 0) + 1))
 
 
 def example_value(values: Mapping[str, float]) -> float:

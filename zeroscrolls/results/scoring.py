@@ -17,40 +17,17 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from rich import box
-from rich.table import Table
-
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
-from zeroscrolls.core.task import AnswerForm, Metric, Task
 from zeroscrolls.metrics import score_examples
-from zeroscrolls.metrics.accuracy import first_letter
-from zeroscrolls.metrics.concordance_index import parse_ids
-from zeroscrolls.metrics.exp_similarity import parse_percentage
-from zeroscrolls.results.formats import FormatAnalysis, analyze_task, summary_ids
-from zeroscrolls.suites.base import ChoiceLister, Suite
+from zeroscrolls.results.formats import FormatAnalysis, analyze_task
+from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.breakdowns import Analysis
-from zeroscrolls.suites.breakdowns import rows as breakdown_rows
-from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.suites.zeroscrolls.tasks import get_task
-
-_METRIC_LABELS = {
-    Metric.ROUGE: "ROUGE",
-    Metric.F1: "F1",
-    Metric.ACCURACY: "accuracy",
-    Metric.EXP_SIMILARITY: "ES",
-    Metric.CONCORDANCE_INDEX: "C-index",
-}
-"""Short metric names for tables (the paper's)."""
 
 PARTIAL_MARK = "†"
 """Marks a score computed over fewer examples than its task has (kept out of means)."""
 NO_SCORE = "—"
 """Shown for a task with no scored example."""
-
-MAX_ANSWER_WORDS = {"narrative_qa": 10, "musique": 10, "qasper": 40}
-"""Longest answer in the spirit of each QA instruction (format diagnostics only): NarrativeQA and MuSiQue ask for
-"a single phrase"; Qasper for "a single phrase or sentence", and its human golds run up to 38 words."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +102,8 @@ class TaskResult:
 class BenchmarkResult:
     tasks: dict[str, TaskResult]
     """Scored tasks in the official order."""
-    suite: Suite = field(default=ZEROSCROLLS, compare=False)
-    """The benchmark the tasks belong to."""
+    suite: Suite = field(default_factory=default_suite, compare=False)
+    """The benchmark the tasks belong to (default: the default suite)."""
 
     @property
     def complete(self) -> bool:
@@ -203,28 +180,11 @@ class BenchmarkResult:
         }
 
 
-def format_ok(
-    task: str, prediction: str, example: Example, info: Task | None = None, choices: ChoiceLister | None = None
-) -> bool:
-    """Whether `prediction` has the form the task's instruction asks for (paper §5: format drives scores).
-
-    By the task's answer form (`Task.form`): a standalone letter A-D (ZeroSCROLLS' quality); a percentage
-    (space_digest); a permutation of the summary ids (book_sum_sort); one of `choices(example)` (SCROLLS' QuALITY
-    option texts and ContractNLI labels); 1 to `MAX_ANSWER_WORDS` words (QA tasks); anything non-blank (summaries).
-    Uses the metrics' own parsing. `info` is the task in its suite (default: the ZeroSCROLLS task of that name).
-    """
-    form = (info or get_task(task)).form
-    if form is AnswerForm.SUMMARY:
-        return bool(prediction.strip())
-    if form is AnswerForm.LETTER:
-        return first_letter(prediction) is not None
-    if form is AnswerForm.PERCENTAGE:
-        return parse_percentage(prediction) is not None
-    if form is AnswerForm.PERMUTATION:
-        return sorted(parse_ids(prediction)) == summary_ids(example)
-    if form is AnswerForm.CHOICE:
-        return choices is not None and prediction in choices(example)
-    return 0 < len(prediction.split()) <= MAX_ANSWER_WORDS[task]
+def format_ok(task: str, prediction: str, example: Example, suite: Suite | None = None) -> bool:
+    """Whether `prediction` has the form the task's instruction asks for (paper §5: format drives scores), as its
+    suite (default: the default suite) declares it (`Suite.answer_format`: by default the metrics' own parsing of
+    the task's `Task.form`)."""
+    return (suite or default_suite()).answer_format(task).in_form(prediction, example)
 
 
 def score_task(
@@ -233,13 +193,15 @@ def score_task(
     examples: Sequence[Example],
     *,
     strict: bool = False,
-    suite: Suite = ZEROSCROLLS,
+    suite: Suite | None = None,
 ) -> TaskResult:
-    """Score one task with its suite's metric; with `strict`, any missing or unknown id is a UsageError instead of
-    a note. Format diagnostics are made where the suite has them (`Suite.format_diagnostics`).
+    """Score one task with its suite's metric (default: the default suite's); with `strict`, any missing or unknown
+    id is a UsageError instead of a note. Format diagnostics are made where the suite has them
+    (`Suite.format_diagnostics`).
 
     Rows without a gold reference are left out and listed in `unreferenced`, unless no row has one (the test
     split), which `metrics.score_examples` refuses."""
+    suite = suite or default_suite()
     unreferenced = tuple(ex.id for ex in examples if not ex.outputs)
     if len(unreferenced) == len(examples):
         unreferenced = ()
@@ -254,11 +216,8 @@ def score_task(
         )
     per_example = score_examples(task, predictions, references, suite.score_example)
     diagnose = suite.format_diagnostics
-    info = suite.get_task(task)
     by_id = {ex.id: ex for ex in examples}
-    off_format = tuple(
-        i for i in per_example if diagnose and not format_ok(task, predictions[i], by_id[i], info, suite.choices)
-    )
+    off_format = tuple(i for i in per_example if diagnose and not format_ok(task, predictions[i], by_id[i], suite))
     return TaskResult(
         task=task,
         metrics=suite.aggregate_task(task, per_example) if per_example else {},
@@ -318,10 +277,11 @@ def score_benchmark(
     examples_by_task: Mapping[str, Sequence[Example]],
     *,
     strict: bool = False,
-    suite: Suite = ZEROSCROLLS,
+    suite: Suite | None = None,
 ) -> BenchmarkResult:
-    """Score every task of `examples_by_task` with the suite's metric (a task without predictions has every id
-    missing)."""
+    """Score every task of `examples_by_task` with the suite's metric (default: the default suite's; a task without
+    predictions has every id missing)."""
+    suite = suite or default_suite()
     without_references = [t for t in predictions_by_task if t not in examples_by_task]
     if without_references:
         raise UsageError(f"no references loaded for the predictions of {', '.join(without_references)}")
@@ -363,15 +323,17 @@ def _some(ids: Sequence[str], shown: int = 3) -> str:
     return f" ({', '.join(ids[:shown])}{more})"
 
 
-def load_predictions(path: Path, suite: Suite = ZEROSCROLLS) -> dict[str, dict[str, str]]:
+def load_predictions(path: Path, suite: Suite | None = None) -> dict[str, dict[str, str]]:
     """`{task: {id: prediction}}` from a run folder (its `predictions/`), a folder of `<task>.json` files or one
-    such file, in the suite's task order."""
+    such file, in the suite's task order (default: the default suite's)."""
+    suite = suite or default_suite()
     if not path.exists():
         raise UsageError(f"{path}: no such file or folder; pass a run folder or a folder of <task>.json files")
     folder = path / "predictions" if (path / "predictions").is_dir() else path
     files = [folder] if folder.is_file() else sorted(folder.glob("*.json"))
     if not files:
-        raise UsageError(f"{folder}: no <task>.json prediction files (e.g. qasper.json holding {{id: prediction}})")
+        example = f"e.g. {next(iter(suite.tasks))}.json holding {{id: prediction}}"
+        raise UsageError(f"{folder}: no <task>.json prediction files ({example})")
     unknown = [f.name for f in files if f.stem not in suite.tasks]
     if unknown:
         raise UsageError(
@@ -399,68 +361,3 @@ def _read_prediction_file(path: Path) -> dict[str, str]:
                 f"{path}: the prediction for id {example_id!r} is a {type(prediction).__name__}, not a string"
             )
     return data
-
-
-def _rouge_cells(metrics: Mapping[str, float], shown: bool = True) -> list[str]:
-    names = ("rouge1", "rouge2", "rougeL") if shown else ()
-    return [f"{metrics[name]:.1f}" if name in metrics else "" for name in names]
-
-
-def results_table(result: BenchmarkResult, sub_metrics: bool = True) -> Table:
-    """A rich table: score, ROUGE sub-metrics (unless `sub_metrics` is False: the layout for a narrow terminal),
-    coverage and format share per task; the benchmark mean (or the clearly labelled partial mean over the fully
-    scored tasks) in the last row and the caption."""
-    title, name = result.suite.title, result.suite.scores_name
-    table = Table(
-        title=f"{name} scores, {result.label}",
-        box=box.SIMPLE_HEAD,
-        show_edge=False,
-        pad_edge=False,
-        collapse_padding=True,  # two spaces between columns: NarrativeXL's long task names fit 80 columns
-    )
-    table.add_column("task", no_wrap=True)
-    table.add_column("metric", no_wrap=True)
-    for column in ("score", *(("R1", "R2", "RL") if sub_metrics else ()), "scored", "format"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for r in result.tasks.values():
-        table.add_row(
-            r.task,
-            _METRIC_LABELS.get(result.suite.get_task(r.task).metric, result.suite.get_task(r.task).metric.value),
-            r.score_text,
-            *_rouge_cells(r.metrics, sub_metrics),
-            f"{r.num_scored} of {r.num_expected}",
-            "-" if r.format_ok is None else f"{100 * r.format_ok:.0f}%",
-        )
-        for baseline, metrics in r.baselines.items():
-            cells = _rouge_cells(metrics, sub_metrics)
-            table.add_row(f"  {baseline} baseline", "", f"{metrics['score']:.2f}", *cells, style="dim")
-    table.add_section()
-    if result.mean is not None:
-        table.add_row(title, "mean", f"{result.mean:.2f}")
-        table.caption = f"{name} score: mean of the {len(result.suite.tasks)} task scores"
-    elif result.tasks:
-        full = len(result.fully_scored)
-        mean = NO_SCORE if result.partial_mean is None else f"{result.partial_mean:.2f}"
-        table.add_row("partial mean", f"{full} tasks", mean)
-        table.caption = f"{result.why_no_score}; partial {result.mean_note}"
-        if any(r.partial for r in result.tasks.values()):
-            table.caption += f". {PARTIAL_MARK}: scored on fewer examples than the task has"
-    if any(r.baselines for r in result.tasks.values()):
-        table.caption = f"{table.caption}. Baseline rows: a trivial answer scored on the same examples, in no mean"
-    return table
-
-
-def breakdown_tables(result: BenchmarkResult) -> list[Table]:
-    """The suite's breakdowns of each task's score (`Suite.group_examples`), one table each, printed under the score
-    table."""
-    tables = []
-    for r in result.tasks.values():
-        for breakdown in r.analysis.breakdowns if r.analysis is not None else ():
-            table = Table(title=f"{r.task}: {breakdown.title}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-            for i, header in enumerate(r.analysis.headers(breakdown)):
-                table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
-            for row in breakdown_rows(breakdown):
-                table.add_row(*map(str, row))
-            table.caption = r.analysis.chance_text or None
-            tables.append(table)
-    return tables

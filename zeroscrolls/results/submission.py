@@ -1,8 +1,8 @@
 """Leaderboard submission files (spec §6): export a run's predictions as the official CSV, and verify a CSV the way
 the official verifier does.
 
-The CSV is `Task,ID,Prediction`, tasks in `SUBMISSION_ORDER`, ids in each predictions file's key order, written by
-pandas `to_csv(index=False)` and read back with the official parsing rules (strings only, no NA parsing).
+The CSV is `Task,ID,Prediction`, tasks in the suite's `submission_order`, ids in each predictions file's key order,
+written by pandas `to_csv(index=False)` and read back with the official parsing rules (strings only, no NA parsing).
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ import pandas as pd
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.scoring import load_predictions
-from zeroscrolls.suites.base import Suite
-from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
-from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER
+from zeroscrolls.suites.base import Suite, default_suite
 
 COLUMNS = ["Task", "ID", "Prediction"]
 NA_MARKER = "!@#$%^&*()"
@@ -39,19 +37,20 @@ def read_submission_csv(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=object, keep_default_na=False, na_values=[NA_MARKER])
 
 
-def submission_frame(
-    predictions: Mapping[str, Mapping[str, str]], tasks: Sequence[str] = SUBMISSION_ORDER
-) -> pd.DataFrame:
-    """One row per (task, id): tasks in the official submission order, ids in each mapping's own order."""
-    rows = [(task, ex_id, text) for task in tasks for ex_id, text in predictions.get(task, {}).items()]
+def submission_frame(predictions: Mapping[str, Mapping[str, str]], tasks: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per (task, id): tasks in the official submission order (default: the default suite's), ids in each
+    mapping's own order."""
+    rows = [
+        (task, ex_id, text) for task in submission_tasks(tasks) for ex_id, text in predictions.get(task, {}).items()
+    ]
     return pd.DataFrame(rows, columns=COLUMNS, dtype=object)
 
 
 def write_submission(
-    predictions: Mapping[str, Mapping[str, str]], output: Path, tasks: Sequence[str] = SUBMISSION_ORDER
+    predictions: Mapping[str, Mapping[str, str]], output: Path, tasks: Sequence[str] | None = None
 ) -> int:
     """Write the leaderboard CSV atomically after checking it reads back unchanged; returns the number of rows.
-    `tasks` is the benchmark's task order (ZeroSCROLLS' by default)."""
+    `tasks` is the benchmark's task order (the default suite's by default)."""
     frame = submission_frame(predictions, tasks)
     output.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
@@ -100,7 +99,7 @@ class RunPredictions:
         return lines
 
 
-def load_run_predictions(run: Path, suite: Suite = ZEROSCROLLS) -> RunPredictions:
+def load_run_predictions(run: Path, suite: Suite | None = None) -> RunPredictions:
     """A run's predictions (key order kept), checked against the ids its `records/<task>.jsonl` planned and
     against the suite's submission tasks."""
     predictions = load_predictions(run, suite)
@@ -164,7 +163,7 @@ def check_task(id_to_pred: Mapping, test_ids: Sequence[str], task: str) -> TaskC
     return TaskCheck(task, tuple(errors), details)
 
 
-def load_submission(path: Path, expected_tasks: Sequence[str] = SUBMISSION_ORDER) -> pd.DataFrame:
+def load_submission(path: Path, expected_tasks: Sequence[str] | None = None) -> pd.DataFrame:
     """Read a submission CSV and run the file-level checks (columns, task set); raises InvalidSubmission."""
     try:
         frame = read_submission_csv(path)
@@ -176,7 +175,7 @@ def load_submission(path: Path, expected_tasks: Sequence[str] = SUBMISSION_ORDER
         raise InvalidSubmission(
             f"csv file has invalid format. Expected columns {sorted(COLUMNS)} and got {list(frame.columns)} instead"
         )
-    tasks = set(frame.Task.unique())
+    tasks, expected_tasks = set(frame.Task.unique()), submission_tasks(expected_tasks)
     if tasks != set(expected_tasks):
         missing = [t for t in expected_tasks if t not in tasks]
         unknown = sorted(map(str, tasks - set(expected_tasks)))
@@ -188,24 +187,30 @@ def load_submission(path: Path, expected_tasks: Sequence[str] = SUBMISSION_ORDER
     return frame
 
 
-def load_test_ids(source: DataSource, suite: Suite = ZEROSCROLLS) -> dict[str, list[str]]:
+def load_test_ids(source: DataSource, suite: Suite | None = None) -> dict[str, list[str]]:
     """Each task's test ids, one per example: the verifier always checks against the test split (spec §6)."""
+    suite = suite or default_suite()
     return {task: [ex.id for ex in suite.load_examples(task, "test", source)] for task in submission_tasks(suite)}
 
 
-def submission_tasks(suite: Suite) -> tuple[str, ...]:
-    """The task order of the suite's leaderboard CSV; a usage error for a suite without a submission format."""
+def submission_tasks(suite: Suite | Sequence[str] | None) -> Sequence[str]:
+    """The task order of the suite's leaderboard CSV (a given order as it is; None: the default suite's); a usage
+    error for a suite without a submission format."""
+    if suite is None:
+        suite = default_suite()
+    if not isinstance(suite, Suite):
+        return suite
     if suite.submission_order is None:
         raise UsageError(f"the {suite.title} suite has no leaderboard submission format to export or verify")
     return suite.submission_order
 
 
 def verify_submission(
-    frame: pd.DataFrame, test_ids: Mapping[str, Sequence[str]], tasks: Sequence[str] = SUBMISSION_ORDER
+    frame: pd.DataFrame, test_ids: Mapping[str, Sequence[str]], tasks: Sequence[str] | None = None
 ) -> list[TaskCheck]:
     """Check each task's rows against its test ids, in the official verifier's way (rows -> {ID: Prediction})."""
     checks = []
-    for task in tasks:
+    for task in submission_tasks(tasks):
         rows = frame[frame.Task == task]
         id_to_pred = rows[["ID", "Prediction"]].set_index("ID")["Prediction"].to_dict()
         checks.append(check_task(id_to_pred, test_ids[task], task))

@@ -12,7 +12,7 @@ from zeroscrolls.core.requests import Request
 from zeroscrolls.core.task import DEFAULT_SUITE, Task
 from zeroscrolls.providers.base import Provider, check_options, resolve_provider
 from zeroscrolls.providers.models import ModelProfile, get_model
-from zeroscrolls.suites.zeroscrolls.tasks import get_task
+from zeroscrolls.suites.base import default_suite
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 from zeroscrolls.text.truncation import FittedPrompt, Truncator
 
@@ -56,8 +56,8 @@ def fit_example(
 ) -> FittedPrompt:
     """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`), within the
     model's window together with all the request may generate (`FitRule.WINDOW`). `task` is the example's task in
-    its suite (default: the ZeroSCROLLS task of that name)."""
-    task = task or get_task(example.task)
+    its suite (default: the default suite's task of that name)."""
+    task = task or default_suite().get_task(example.task)
     parts = build_prompt(example, template, profile.prompt_style, task)
     return truncator.fit(
         parts,
@@ -80,7 +80,7 @@ def make_request(
     suite: str = DEFAULT_SUITE,
 ) -> Request:
     """The `Request` that sends `fitted`: text for completion, one user message (+ prefill) for chat styles;
-    `task` and `suite` as for `fit_example` (default: ZeroSCROLLS)."""
+    `task` and `suite` as for `fit_example` (default: the default suite)."""
     if profile.prompt_style is PromptStyle.COMPLETION:
         prompt, messages = fitted.text, None
     else:
@@ -88,7 +88,7 @@ def make_request(
         if fitted.prefill:
             turns.append(("assistant", fitted.prefill))
         prompt, messages = None, tuple(turns)
-    task = task or get_task(example.task)
+    task = task or default_suite().get_task(example.task)
     return Request(
         provider=provider.name,
         model=profile.name,

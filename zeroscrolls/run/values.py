@@ -15,16 +15,16 @@ from typing import Any
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
+from zeroscrolls.core.failures import Failure
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE
 from zeroscrolls.data.sampling import Selection
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Provider
-from zeroscrolls.providers.batch import BatchSettings
+from zeroscrolls.providers.batch.settings import BatchSettings
 from zeroscrolls.providers.models import WHOLE_DOCUMENT, ModelProfile
 from zeroscrolls.results.scoring import BenchmarkResult
-from zeroscrolls.suites.base import Suite
-from zeroscrolls.suites.zeroscrolls.suite import SUITE as ZEROSCROLLS
+from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.text.templates import Template
 from zeroscrolls.text.truncation import TruncationRecord
 
@@ -122,8 +122,8 @@ class RunConfig:
     """The command line, for the manifest."""
     batch: BatchSettings | None = None
     """Send the misses through the provider's batch API at batch prices (`--batch`); None = synchronous calls."""
-    suite: Suite = ZEROSCROLLS
-    """The benchmark: its tasks, templates, rows and metric."""
+    suite: Suite = field(default_factory=default_suite)
+    """The benchmark: its tasks, templates, rows and metric (default: the default suite)."""
 
     def all_provider_options(self) -> dict[str, Any]:
         """The provider's constructor keywords: the provider options plus `seed` and `concurrency` when set."""
@@ -136,15 +136,20 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class PlannedExample:
-    """One example and what will be sent for it; `error` says why nothing can be sent."""
+    """One example and what will be sent for it; `failure` says why nothing can be sent."""
 
     example: Example
     request: Request | None = None
     key: str | None = None
     truncation: TruncationRecord | None = None
-    error: str | None = None
+    failure: Failure | None = None
     kept_chars: int | None = None
     """Characters of the document the model sees (None: nothing is sent)."""
+
+    @property
+    def error(self) -> str | None:
+        """Why nothing can be sent, in words (`failure`'s message)."""
+        return None if self.failure is None else self.failure.message
 
     def settled(self) -> PlannedExample:
         """What is kept once the answer is in: no prompt, no document (records and scores need neither)."""
@@ -232,9 +237,15 @@ class ExampleResult:
     planned: PlannedExample
     generation: Generation | None
     prediction: str | None
-    error: str | None
+    failure: Failure | None
+    """Why the example has no prediction: it cannot be sent, its generation failed, or it was not sent."""
     answer: str | None = None
     """The model's answer when the suite mapped it to another prediction (`Suite.official_answer`), else None."""
+
+    @property
+    def error(self) -> str | None:
+        """Why the example has no prediction, in words (`failure`'s message), as records and the terminal show it."""
+        return None if self.failure is None else self.failure.message
 
 
 @dataclass(frozen=True)
@@ -245,9 +256,9 @@ class RunResult:
     """None when no task has references (test split) or nothing was scored."""
     results: dict[str, list[ExampleResult]]
     """Task -> results in dataset order; each `planned` is settled (no prompt, no document)."""
-    stopped: str | None = None
-    """Why the run stopped early: the cost cap, or a fatal provider error."""
-    fatal: bool = False
+    stopped: Failure | None = None
+    """Why the run stopped early: the cost cap or Ctrl-C (`Kind.NOT_SENT`), or a failure after which nothing more
+    could succeed (`Failure.stops_run`: a refused key, a full disk, an unexpected error)."""
     spent_before_usd: float = 0.0
     """What earlier runs spent into this run folder (its manifest's `spent_usd` when this run started)."""
 
@@ -261,10 +272,8 @@ class RunResult:
         """For the manifest: complete, partial (some examples lack a prediction), failed (all do), stopped (before
         everything was sent), fatal error, or not scored (a task's metric failed on it; its predictions are
         written)."""
-        if self.fatal:
-            return "fatal error"
-        if self.stopped:
-            return "stopped"
+        if self.stopped is not None:
+            return "fatal error" if self.stopped.stops_run else "stopped"
         if self.not_scored:
             return "not scored"
         if not self.totals.failed:
@@ -289,8 +298,8 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0 all good, 1 some examples have no prediction or a task has no score, 2 a fatal provider error stopped
-        the run."""
-        if self.fatal:
+        """0 all good, 1 some examples have no prediction or a task has no score, 2 a failure that stops runs (a
+        refused key, a full disk, an unexpected error) stopped the run."""
+        if self.stopped is not None and self.stopped.stops_run:
             return 2
         return 1 if self.totals.failed or self.not_scored else 0

@@ -13,12 +13,11 @@ import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.store.cache import BUSY_TIMEOUT_MS, LOOKUP_CHUNK
+from zeroscrolls.store.sqlite import chunks, marks, now, open_file, open_read_only, transaction
 
 SUBMITTING = "submitting"
 """Written before the provider is asked to create the batch; its id is not known yet."""
@@ -114,12 +113,8 @@ class BatchStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-            self._db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            with self._transaction():
+            self._db = open_file(path)
+            with transaction(self._db):
                 for statement in SCHEMA:
                     self._db.execute(statement)
         except (sqlite3.DatabaseError, OSError) as exc:
@@ -132,8 +127,11 @@ class BatchStore:
         """Whether the cache file holds batch records at all (checked without creating anything)."""
         if not path.is_file():
             return False
-        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000) as db:
+        db = open_read_only(path)
+        try:
             return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'batches'").fetchone() is not None
+        finally:
+            db.close()
 
     def close(self) -> None:
         self._db.close()
@@ -144,19 +142,16 @@ class BatchStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._db)
-
     # --- writing ----------------------------------------------------------------------------------------------
 
     def begin(self, provider: str, model: str, endpoint: str, key_env: str, items: Sequence[tuple[str, str]]) -> int:
         """Record a batch about to be created, holding `(custom_id, key)` items; returns its local id."""
-        now = _now()
-        with self._transaction():
+        stamp = now()
+        with transaction(self._db):
             cursor = self._db.execute(
                 "INSERT INTO batches (provider, model, endpoint, key_env, state, requests, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (provider, model, endpoint, key_env, SUBMITTING, len(items), now, now),
+                (provider, model, endpoint, key_env, SUBMITTING, len(items), stamp, stamp),
             )
             local = int(cursor.lastrowid or 0)
             self._db.executemany(
@@ -168,20 +163,20 @@ class BatchStore:
     def set_input_file(self, local: int, file_id: str) -> None:
         """The uploaded input file (OpenAI), recorded before the batch is created: it identifies the batch after
         a kill between creation and `submitted`."""
-        self._db.execute("UPDATE batches SET input_file_id = ?, updated_at = ? WHERE id = ?", (file_id, _now(), local))
+        self._db.execute("UPDATE batches SET input_file_id = ?, updated_at = ? WHERE id = ?", (file_id, now(), local))
 
     def submitted(self, local: int, batch_id: str, status: str, expires_at: str | None) -> None:
         self._db.execute(
             "UPDATE batches SET batch_id = ?, state = ?, status = ?, expires_at = ?, updated_at = ? WHERE id = ?",
-            (batch_id, IN_PROGRESS, status, expires_at, _now(), local),
+            (batch_id, IN_PROGRESS, status, expires_at, now(), local),
         )
 
     def abandon(self, local: int, error: str) -> None:
         """A recorded batch the provider never created: its keys are free to be submitted again."""
-        with self._transaction():
+        with transaction(self._db):
             self._db.execute(
                 "UPDATE batches SET state = ?, error = ?, updated_at = ? WHERE id = ?",
-                (ABANDONED, error, _now(), local),
+                (ABANDONED, error, now(), local),
             )
             self._db.execute(
                 "UPDATE batch_requests SET outcome = ?, result = ? WHERE batch = ? AND outcome IS NULL",
@@ -191,7 +186,7 @@ class BatchStore:
     def progress(self, local: int, status: str, succeeded: int, failed: int) -> None:
         self._db.execute(
             "UPDATE batches SET status = ?, succeeded = ?, failed = ?, updated_at = ? WHERE id = ?",
-            (status, succeeded, failed, _now(), local),
+            (status, succeeded, failed, now(), local),
         )
 
     def collect(
@@ -200,7 +195,7 @@ class BatchStore:
         """Store every outcome of an ended batch (custom id -> (outcome, result JSON value)) and mark it collected,
         in one transaction: a kill leaves either the batch to download again or every result stored."""
         succeeded = sum(1 for outcome, _ in outcomes.values() if outcome == SUCCEEDED)
-        with self._transaction():
+        with transaction(self._db):
             self._db.executemany(
                 "UPDATE batch_requests SET outcome = ?, result = ? WHERE batch = ? AND custom_id = ?",
                 [
@@ -211,7 +206,7 @@ class BatchStore:
             self._db.execute(
                 "UPDATE batches SET state = ?, status = ?, succeeded = ?, failed = ?, error = ?, updated_at = ? "
                 "WHERE id = ?",
-                (COLLECTED, status, succeeded, len(outcomes) - succeeded, error, _now(), local),
+                (COLLECTED, status, succeeded, len(outcomes) - succeeded, error, now(), local),
             )
 
     # --- reading ----------------------------------------------------------------------------------------------
@@ -227,7 +222,7 @@ class BatchStore:
 
     def records(self, live_only: bool = False) -> list[BatchRecord]:
         """Every batch, newest first (only the live ones with `live_only`)."""
-        where = f"WHERE state IN ({', '.join('?' * len(LIVE_STATES))})" if live_only else ""
+        where = f"WHERE state IN ({marks(LIVE_STATES)})" if live_only else ""
         rows = self._db.execute(
             f"SELECT {RECORD_COLUMNS} FROM batches {where} ORDER BY id DESC", LIVE_STATES if live_only else ()
         )
@@ -248,15 +243,12 @@ class BatchStore:
     def holdings(self, keys: Iterable[str], provider: str, endpoint: str) -> dict[str, Holding]:
         """For each key some batch of `provider` at `endpoint` answered or still holds: the stored success, else
         the live batch. Keys no batch holds (or whose batches all failed them) are absent."""
-        wanted = list(dict.fromkeys(keys))
         found: dict[str, Holding] = {}
-        live = ", ".join("?" * len(LIVE_STATES))
-        for start in range(0, len(wanted), LOOKUP_CHUNK):
-            chunk = wanted[start : start + LOOKUP_CHUNK]
+        for chunk in chunks(list(dict.fromkeys(keys))):
             rows = self._db.execute(
                 "SELECT r.key, r.outcome, r.result, b.id FROM batch_requests r JOIN batches b ON b.id = r.batch "
-                f"WHERE b.provider = ? AND b.endpoint = ? AND r.key IN ({', '.join('?' * len(chunk))}) "
-                f"AND (r.outcome = ? OR (r.outcome IS NULL AND b.state IN ({live}))) ORDER BY b.id",
+                f"WHERE b.provider = ? AND b.endpoint = ? AND r.key IN ({marks(chunk)}) "
+                f"AND (r.outcome = ? OR (r.outcome IS NULL AND b.state IN ({marks(LIVE_STATES)}))) ORDER BY b.id",
                 (provider, endpoint, *chunk, SUCCEEDED, *LIVE_STATES),
             )
             for key, outcome, result, local in rows:
@@ -265,21 +257,3 @@ class BatchStore:
                 elif key not in found or found[key].result is None:
                     found[key] = Holding(key, batch=local)
         return found
-
-
-class _Transaction:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-
-    def __enter__(self) -> sqlite3.Connection:
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
-
-    def __exit__(self, exc_type: object, *rest: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type is not None else "COMMIT")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -9,22 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.plugins import find, installed, load_target
-from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, Task, lookup_task, select_tasks
+from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE, Task, lookup_task, select_tasks
 from zeroscrolls.data.sampling import Selection, sample_indices, select
 from zeroscrolls.data.sources import DATA_HINT, HUB_REPO, DataSource, hub_revision
-from zeroscrolls.metrics import Aggregator, ExampleScorer
+from zeroscrolls.metrics import Aggregator, ExampleScorer, TaskMetrics
 from zeroscrolls.suites.breakdowns import Groupings
+from zeroscrolls.suites.forms import AnswerFormat, standard_format
+from zeroscrolls.suites.naive import NaiveAnswer
 from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.text.templates import Template, read_templates
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
+
+    from zeroscrolls.data.download import FetchOptions, Watcher
+
+    DataFetcher = Callable[[Path, FetchOptions, Watcher], Path]
+    """(folder, what `data fetch` was asked, progress) -> the folder to pass as `--data`."""
 
 ENTRY_POINT_GROUP = "zeroscrolls.suites"
 BUILTIN_SUITES: dict[str, str] = {
@@ -55,8 +63,6 @@ record."""
 ExampleGrouper = Callable[[str, Sequence[Example], Mapping[str, Mapping[str, Any]] | None], Groupings | None]
 """(task, examples, {id: run record} or None) -> ways to group the examples by what the data (and the records) know
 of each, whose scores are shown beside the task score; None for a task the suite does not break down."""
-ChoiceLister = Callable[[Example], tuple[str, ...]]
-"""(example) -> the texts its prediction may be, for tasks whose answer form is `AnswerForm.CHOICE`."""
 
 
 class NaiveRule(Protocol):
@@ -78,13 +84,14 @@ class NaiveRule(Protocol):
 
 
 NaiveBaseline = Callable[[str, DataSource], NaiveRule | None]
-"""(task, data source) -> the task's naive rule learned from the source; None: the naive provider's own rule."""
+"""(task, data source) -> the task's naive rule learned from the source; None: the task's `Suite.naive_answers`."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Suite:
     """Everything that differs between benchmarks; truncation, providers, cache, scheduler and reports are shared.
-    The suite's score is the mean of its task scores, shown only when every task is fully scored."""
+    The suite's score is the mean of its task scores, shown only when every task is fully scored. Built with
+    keywords: a name, a title, the task table, its templates and its row reader; everything else has a default."""
 
     name: str
     """The `--suite` name; recorded in manifests, reports and (for suites other than ZeroSCROLLS) the cache key."""
@@ -94,13 +101,18 @@ class Suite:
     prompt_folders: tuple[Traversable, ...]
     """Packaged folders of `<task>.yaml` templates, searched in order (a suite may reuse another's templates)."""
     read_rows: RowReader
-    score_example: ExampleScorer
-    """The metric per example: (task, prediction, references) -> sub-metric values on 0-100."""
-    aggregate_task: Aggregator
-    """Per-example values -> the task-level dict with "score", rounded as the official scorer does."""
+    score_example: ExampleScorer = None  # type: ignore[assignment]
+    """The metric per example: (task, prediction, references) -> sub-metric values on 0-100 (default: each task's
+    official `Task.metric`, `metrics.TaskMetrics`)."""
+    aggregate_task: Aggregator = None  # type: ignore[assignment]
+    """Per-example values -> the task-level dict with "score", rounded as the official scorer does (default: by
+    each task's `Task.metric`)."""
     format_diagnostics: bool = False
-    """Whether the answer-format diagnostics (format check, refusals, lenient score; formats.py) apply to the
-    suite's tasks; each task's `Task.form` says what they check."""
+    """Whether the answer-format diagnostics (format check, refusals, lenient score; results/formats.py) apply to
+    the suite's tasks; `answer_format` says what they check."""
+    answer_formats: Mapping[str, AnswerFormat] = field(default_factory=dict)
+    """Task -> how the format diagnostics read its answers, where not the standard format of its `Task.form`
+    (suites/forms.py): a word limit, the suite's own option numbers, the texts a choice may be."""
     scores_title: str | None = None
     """What score tables and reports call the suite's numbers (None: `title`); SCROLLS' say they are zero-shot
     validation numbers, not comparable with its fine-tuned test leaderboard (spec §5.4)."""
@@ -130,15 +142,17 @@ class Suite:
     """Groups whose scores (`Bootstrap.analysis`) are shown beside each task score in scores.json, `score --json`,
     the terminal, report.md and the plotted PNG of runs and sweeps (NarrativeXL: accuracy by retention, type and
     context length, and with a sweep point's records the kept/cut split); None: the score alone."""
-    choices: ChoiceLister | None = None
-    """The texts a prediction may be, for the suite's tasks of form `AnswerForm.CHOICE` (SCROLLS: QuALITY's options,
-    ContractNLI's labels)."""
+    naive_answers: Mapping[str, NaiveAnswer] = field(default_factory=dict)
+    """Task -> its naive baseline as a rule on the prompt (`run --model naive`; suites/naive.py): ZeroSCROLLS' of
+    spec §7. A task without one has no naive answer."""
     naive_baseline: NaiveBaseline | None = None
-    """The naive baselines of the suite's paper where they come from the data (`run --model naive`: SCROLLS' learned
-    from the train split, NarrativeXL's copy of the distorted summary); None: the naive provider's own rules
-    (ZeroSCROLLS', spec §7)."""
+    """The naive baselines of the suite's paper where they come from the data (SCROLLS' learned from the train
+    split, NarrativeXL's copy of the distorted summary); None, or None for a task: its `naive_answers` rule."""
     paper: PaperTable | None = None
     """The published rows `compare --paper` shows beside runs, for context (None: the suite has none)."""
+    fetch_data: DataFetcher | None = None
+    """Gets data that does not download by itself onto this machine (`zeroscrolls data fetch NAME --to DIR`;
+    NarrativeXL: its release from OSF, unpacked). None: nothing to fetch (`--data hub` downloads by itself)."""
     prompt_mode: str = DEFAULT_PROMPT_MODE
     """The prompt protocol this value runs (`--prompt-mode`): "default", or the name it has in `prompt_modes`."""
     prompt_modes: Mapping[str, Callable[[Suite], Suite]] = field(default_factory=dict)
@@ -154,6 +168,15 @@ class Suite:
     count_selected: SelectedCounter | None = None
     """Counts the examples `read_selected` gives without building them (NarrativeXL: from ids and facts). None:
     they are built one at a time and counted."""
+
+    def __post_init__(self) -> None:
+        """Tasks without a metric of their suite's own are scored by their official `Task.metric` (rebound to this
+        table when a suite is made from another with `dataclasses.replace`)."""
+        official = TaskMetrics(self.tasks)
+        for name, default in (("score_example", official.score_example), ("aggregate_task", official.aggregate)):
+            given = getattr(self, name)
+            if given is None or isinstance(getattr(given, "__self__", None), TaskMetrics):
+                object.__setattr__(self, name, default)
 
     @property
     def scores_name(self) -> str:
@@ -172,6 +195,12 @@ class Suite:
 
     def get_task(self, name: str) -> Task:
         return lookup_task(self.tasks, name, self.title)
+
+    def answer_format(self, task: str) -> AnswerFormat:
+        """How the format diagnostics read the task's answers: the suite's `answer_formats`, else the standard format
+        of the task's `Task.form`."""
+        declared = self.answer_formats.get(task)
+        return declared if declared is not None else standard_format(self.get_task(task))
 
     def parse_tasks(self, spec: str | None) -> list[Task]:
         """A comma list of task names (None or 'all' = every task, in the official order)."""
@@ -244,6 +273,12 @@ class Suite:
 def installed_suites() -> dict[str, str]:
     """Suite name -> 'module:OBJECT', built-ins first, then entry points."""
     return installed(BUILTIN_SUITES, ENTRY_POINT_GROUP)
+
+
+@cache
+def default_suite() -> Suite:
+    """The suite of every command and call that names none (`DEFAULT_SUITE`), found through the registry."""
+    return resolve_suite(DEFAULT_SUITE)
 
 
 def resolve_suite(name: str) -> Suite:

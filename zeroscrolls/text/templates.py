@@ -156,9 +156,8 @@ class PromptParts:
 
 
 def num_summaries(example: Example) -> int | None:
-    """BookSumSort's N, read from its instruction ('You are given N summaries ...')."""
-    if example.task != "book_sum_sort":
-        return None
+    """The N of an example whose instruction opens 'You are given N summaries ...' (BookSumSort), else None: what
+    an instruction's `${num_summaries}` is filled with."""
     return summaries_in(example.input)
 
 

@@ -34,7 +34,8 @@ from zeroscrolls.results.formats import example_value, refuses
 from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
-from zeroscrolls.sweep import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT, score_grid
+from zeroscrolls.sweeps.report import score_grid
+from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 
 SWEEP_CSV = "sweep.csv"
@@ -226,7 +227,7 @@ def _row(
         "in_format": None if values is None or formats is None else example.id not in formats.off_format,
         "refusal": None
         if prediction is None or not suite.format_diagnostics
-        else refuses(prediction, example, suite.get_task(task), suite.choices),
+        else refuses(prediction, example, suite.answer_format(task)),
         "lenient": example_value(lenient) if lenient else None,
         "rescued": formats is not None and example.id in formats.rescued,
         "truncated": cut.get("truncated"),

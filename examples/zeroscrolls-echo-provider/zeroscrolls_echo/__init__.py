@@ -20,7 +20,13 @@ class EchoProvider(Provider):
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
         """Any model name works; whitespace tokens, completion prompts, a 4096-token budget unless told."""
-        return ModelProfile(model, self.name, max_tokens or DEFAULT_MAX_TOKENS, "whitespace", PromptStyle.COMPLETION)
+        return ModelProfile(
+            name=model,
+            provider=self.name,
+            max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
+            tokenizer="whitespace",
+            prompt_style=PromptStyle.COMPLETION,
+        )
 
     async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
         for request in requests:

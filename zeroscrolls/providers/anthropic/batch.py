@@ -12,7 +12,15 @@ from anthropic.types.messages import MessageBatch, MessageBatchIndividualRespons
 
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.anthropic import codec
-from zeroscrolls.providers.batch import BatchAPI, BatchStatus, Candidate, ItemResult, Recovery, read_results
+from zeroscrolls.providers.batch.api import (
+    BatchAPI,
+    BatchStatus,
+    Candidate,
+    ItemResult,
+    Recovery,
+    item_failure,
+    read_results,
+)
 from zeroscrolls.store.batches import SUCCEEDED, BatchRecord
 
 RETRYABLE_ERRORS = frozenset({"api_error", "overloaded_error", "rate_limit_error", "timeout_error"})
@@ -56,8 +64,8 @@ class AnthropicBatchAPI(BatchAPI):
         if result.type == "errored":
             error = result.error.error
             message = f"{error.type}: {error.message}"
-            return ItemResult(entry.custom_id, "errored", error=message, retryable=error.type in RETRYABLE_ERRORS)
-        return ItemResult(entry.custom_id, result.type, error=f"the batch {result.type} it", retryable=True)
+            return item_failure(entry.custom_id, "errored", message, retryable=error.type in RETRYABLE_ERRORS)
+        return item_failure(entry.custom_id, result.type, f"the batch {result.type} it", retryable=True)
 
     async def cancel(self, batch_id: str) -> BatchStatus:
         return _status(await self.client.messages.batches.cancel(batch_id))

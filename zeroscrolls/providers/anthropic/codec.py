@@ -11,7 +11,7 @@ from typing import Any
 from anthropic.types import Message
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.http.provider import Reply
+from zeroscrolls.providers.http.reply import Reply
 
 
 def cached_document_blocks(content: str, document_end: int) -> list[dict[str, Any]]:

@@ -19,13 +19,15 @@ from typing import Any, TypeVar
 import anthropic
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.anthropic import codec
 from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
 from zeroscrolls.providers.base import PromptCache
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
-from zeroscrolls.providers.http.provider import APIProvider, Reply, reading_reply
-from zeroscrolls.providers.http.retry import Action, Verdict, http_verdict
+from zeroscrolls.providers.http.provider import HTTPProvider
+from zeroscrolls.providers.http.reply import Reply, reading_reply
+from zeroscrolls.providers.http.retry import http_failure
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TokenCounter
@@ -54,7 +56,7 @@ def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
         return helper.submit(asyncio.run, coroutine).result()
 
 
-class AnthropicProvider(APIProvider):
+class AnthropicProvider(HTTPProvider):
     """Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
 
     name = "anthropic"
@@ -72,7 +74,12 @@ class AnthropicProvider(APIProvider):
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
         """Any Claude model: claude-tags prompts, tokens counted by the count-tokens endpoint for that model."""
         return ModelProfile(
-            model, self.name, max_tokens, f"anthropic:{model}", PromptStyle.CLAUDE_TAGS, single_sample=True
+            name=model,
+            provider=self.name,
+            max_tokens=max_tokens,
+            tokenizer=f"anthropic:{model}",
+            prompt_style=PromptStyle.CLAUDE_TAGS,
+            single_sample=True,
         )
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
@@ -115,18 +122,18 @@ class AnthropicProvider(APIProvider):
             return int(result.input_tokens)
 
         try:
-            tokens, _ = run_to_end(self.retry.call(attempt, self._verdict, f"counting tokens for {model}"))
+            tokens, _ = run_to_end(self.retry.call(attempt, self.failure_of, f"counting tokens for {model}"))
         except Exception as exc:
-            verdict = self._verdict(exc)
-            if verdict is None:
+            failure = self.failure_of(exc)
+            if failure is None:
                 raise
-            if verdict.status == 404:
+            if failure.status == 404:
                 raise UsageError(
                     f"Anthropic's count-tokens endpoint does not know the model {model!r}. {OFFLINE_NOTE}"
                 ) from None
-            if verdict.action is Action.STOP:
-                raise UsageError(f"{self._fatal_message(verdict.status, verdict.message)}. {OFFLINE_NOTE}") from None
-            raise UsageError(f"Anthropic's count-tokens endpoint failed ({verdict.message}); {OFFLINE_NOTE}") from None
+            if failure.stops_run:
+                raise UsageError(f"{self.stopping(failure).message}. {OFFLINE_NOTE}") from None
+            raise UsageError(f"Anthropic's count-tokens endpoint failed ({failure.message}); {OFFLINE_NOTE}") from None
         return tokens
 
     def prompt_cache(self, profile: ModelProfile) -> PromptCache | None:
@@ -152,15 +159,15 @@ class AnthropicProvider(APIProvider):
         with reading_reply(self.name):
             return codec.reply_from(await raw.parse(), raw.headers)
 
-    def classify(self, exc: BaseException) -> Verdict | None:
+    def classify(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, anthropic.APIStatusError):
             kind = f" {exc.type}" if exc.type else ""
             message = f"HTTP {exc.status_code}{kind}: {exc.api_message or exc.message}"
-            return http_verdict(exc.status_code, exc.response.headers, message)
+            return http_failure(exc.status_code, exc.response.headers, message)
         if isinstance(exc, anthropic.APITimeoutError):
-            return self.timeout_verdict(exc)
+            return self.timeout_failure(exc)
         if isinstance(exc, anthropic.APIConnectionError):  # dropped connections
-            return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
+            return Failure(Kind.SERVER, f"{type(exc).__name__}: {exc}")
         return None
 
     def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:

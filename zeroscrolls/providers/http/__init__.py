@@ -1,1 +1,66 @@
-"""What every HTTP API provider shares: the provider base with retries, pacing and timeouts."""
+"""What every provider that calls an HTTP API shares, public so that a plugin for another API gets it for free.
+
+- `HTTPProvider`: the base class. Subclass it, set the key and server variables, and implement `_make_client`,
+  `_send`, `classify` and `server_limits`; options, the key check, concurrency, pacing, retries, timeouts,
+  pricing and `Generation`s come with it.
+- `Reply`: one answer in shared terms, returned by `_send`; `reading_reply`: the guard around reading its body.
+- `http_failure`: the `Failure` an HTTP status means (for `classify`); `retry_after`: the wait a server asked for.
+- `RetryPolicy` and `Classifier`: retries while a failure is `retryable`, with backoff or the server's wait.
+- `RateLimiter`, `ServerLimits`, `header_number`: requests- and tokens-per-minute pacing from a server's headers.
+- `number_option`, `normalized_endpoint`: option checks, and the endpoint as cache keys hold it.
+
+The names load on first access, so importing this package imports no SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zeroscrolls.providers.http.options import normalized_endpoint, number_option
+    from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits, header_number
+    from zeroscrolls.providers.http.provider import HTTPProvider
+    from zeroscrolls.providers.http.reply import Reply, reading_reply
+    from zeroscrolls.providers.http.retry import Classifier, RetryPolicy, http_failure, retry_after
+
+_PUBLIC = {
+    "HTTPProvider": "provider",
+    "Reply": "reply",
+    "reading_reply": "reply",
+    "Classifier": "retry",
+    "RetryPolicy": "retry",
+    "http_failure": "retry",
+    "retry_after": "retry",
+    "RateLimiter": "pacing",
+    "ServerLimits": "pacing",
+    "header_number": "pacing",
+    "normalized_endpoint": "options",
+    "number_option": "options",
+}
+
+__all__ = [
+    "Classifier",
+    "HTTPProvider",
+    "RateLimiter",
+    "Reply",
+    "RetryPolicy",
+    "ServerLimits",
+    "header_number",
+    "http_failure",
+    "normalized_endpoint",
+    "number_option",
+    "reading_reply",
+    "retry_after",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

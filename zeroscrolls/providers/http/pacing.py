@@ -196,3 +196,32 @@ class RateLimiter:
             limits.requests_limit, limits.requests_remaining, reservation.admitted_at, spent_requests, now
         )
         self._tokens.observe(limits.tokens_limit, limits.tokens_remaining, reservation.admitted_at, spent_tokens, now)
+
+
+def pacing_line(
+    limiter: RateLimiter,
+    limits: ServerLimits,
+    given_rpm: float | None,
+    given_tpm: float | None,
+    model: str,
+    server: str,
+) -> str:
+    """What a run says once, after the server's first answer: the pace in force and where each limit comes from
+    (the server's headers, `--rpm`/`--tpm`, or the registry's usage-tier-1 default), or that nothing paces it."""
+    parts = []
+    for unit, pace, reported, given in (
+        ("TPM", limiter.tpm, limits.tokens_limit, given_tpm),
+        ("RPM", limiter.rpm, limits.requests_limit, given_rpm),
+    ):
+        if pace is None:
+            continue
+        if reported is not None and pace == reported:
+            source = "from server headers"
+        elif given is not None:
+            source = f"--{unit.lower()}"
+        else:
+            source = f"registry default for {model} (usage tier 1) until the server's headers say otherwise"
+        parts.append(f"{pace:,.0f} {unit}: {source}")
+    if parts:
+        return f"pacing at {'; '.join(parts)}"
+    return f"no pacing: {server} states no rate limits and no --rpm/--tpm was given; only its 429s slow the run"

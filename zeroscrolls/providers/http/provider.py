@@ -11,24 +11,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import os
 import time
 import urllib.parse
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from zeroscrolls.core.connection import connect_failure
 from zeroscrolls.core.credentials import without_credentials
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.providers.base import FatalProviderError, StreamingProvider
-from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits
-from zeroscrolls.providers.http.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, Action, RetryPolicy, Verdict
+from zeroscrolls.providers.base import StreamingProvider
+from zeroscrolls.providers.http.fanout import fan_out
+from zeroscrolls.providers.http.options import normalized_endpoint, number_option
+from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits, pacing_line
+from zeroscrolls.providers.http.reply import Reply, _MalformedReply
+from zeroscrolls.providers.http.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, RetryPolicy
 from zeroscrolls.providers.mock_server import STAND_IN_KEY, on_this_machine, start_hint
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
 from zeroscrolls.text.truncation import CHAT_OVERHEAD
@@ -44,95 +46,22 @@ CONNECT_TIMEOUT_S = 10.0
 NOT_CACHED = "not cached, so a rerun sends it again"
 
 
-_KIND = {Action.RETRY: Kind.SERVER, Action.FAIL: Kind.REFUSED, Action.STOP: Kind.CREDENTIALS}
-"""The failure kind of a request the policy gave up on, by what the policy did last."""
-
-
-class MalformedReply(Exception):
-    """A 200 answer whose body cannot be read: not JSON, cut off, or without the parts every answer has."""
-
-
-class AttemptTimeout(Exception):
+class _AttemptTimeout(Exception):
     """An attempt whose whole answer had not arrived within `--request-timeout`: the SDKs' timeouts bound each read,
     so a server trickling its answer a byte at a time would otherwise hold the attempt as long as it liked."""
 
 
-@contextmanager
-def reading_reply(api: str) -> Iterator[None]:
-    """Turns a failure to read an answer's body into `MalformedReply`, which is retried like a dropped connection
-    (the SDKs parse without validating, so a broken body surfaces as whatever error reading it first hits)."""
-    try:
-        yield
-    except (ValueError, TypeError, AttributeError, LookupError) as exc:
-        raise MalformedReply(f"malformed answer from the {api} API ({type(exc).__name__}: {exc})") from exc
+class HTTPProvider(StreamingProvider):
+    """The shared base of providers that call an HTTP API through an SDK (the built-in openai and anthropic, and any
+    plugin for another API). It takes the options base_url, api_key_env, max_retries, request_timeout, max_wait,
+    rpm, tpm and concurrency, checks the key, sends each request as the run hands it over with up to `concurrency`
+    in flight, paces them under the server's requests and tokens per minute (`RateLimiter`), retries what
+    `classify` calls retryable (`RetryPolicy`), prices answers from the profile and turns each answer or failure
+    into a `Generation`; a failure that `stops_run` raises `RunStopped`.
 
-
-@dataclass(frozen=True)
-class Reply:
-    """One successful API answer, in the terms every provider shares."""
-
-    text: str
-    finish_reason: str | None
-    input_tokens: int | None
-    output_tokens: int | None
-    headers: Mapping[str, str]
-    cached_input_tokens: int = 0
-    """Of the input, tokens read from the provider's prompt cache."""
-    cache_write_tokens: int = 0
-    """Of the input, tokens written to the provider's prompt cache (Anthropic)."""
-    info: Mapping[str, Any] = field(default_factory=dict)
-    """What the API said about the answer: model version, response id, system_fingerprint, ..."""
-    content_missing: bool = False
-    """The answer's content was null or missing (`text` is then ""): a failure, unlike an empty text."""
-
-    def billed_tokens(self) -> tuple[int, int, int, int]:
-        """(input, output, cached input, cache write) tokens, as `Provider.cost` takes them."""
-        return self.input_tokens or 0, self.output_tokens or 0, self.cached_input_tokens, self.cache_write_tokens
-
-    def cache_info(self) -> dict[str, int]:
-        """The prompt-cache counts a `Generation` keeps in its info (`Generation.cached_input_tokens`), when any."""
-        counts = {"cached_input_tokens": self.cached_input_tokens, "cache_write_tokens": self.cache_write_tokens}
-        return {name: n for name, n in counts.items() if n}
-
-
-def number_option(options: Mapping[str, Any], name: str, minimum: float) -> float | None:
-    """Option `name` as a number of at least `minimum` (None when not given); a bad value is a `UsageError`."""
-    value = options.get(name)
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"--{name.replace('_', '-')} must be a number, got {value!r}") from None
-    if not math.isfinite(number):
-        raise UsageError(f"--{name.replace('_', '-')} must be a finite number, got {value!r}")
-    if number < minimum:
-        raise UsageError(f"--{name.replace('_', '-')} must be at least {minimum:g}, got {value!r}")
-    return number
-
-
-def normalized_endpoint(url: str) -> str:
-    """`url` as cache keys hold it: scheme and host lower-cased, a default port, user info, query, fragment and
-    trailing slashes dropped, so spellings of one server agree and credentials never enter a key."""
-    try:
-        parts = urllib.parse.urlsplit(url.strip())
-        host, port = parts.hostname, parts.port
-    except ValueError:  # an unclosed [IPv6] host, a port that is no number
-        parts = host = port = None
-    if parts is None or parts.scheme.lower() not in ("http", "https") or not host:
-        raise UsageError(
-            f"--base-url {without_credentials(url)!r} is not an http(s) URL; pass one like http://localhost:8000/v1"
-        )
-    scheme = parts.scheme.lower()
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
-        netloc += f":{port}"
-    return urllib.parse.urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
-
-
-class APIProvider(StreamingProvider):
-    """Base of the HTTP API providers. Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm,
-    tpm, concurrency."""
+    A subclass sets `name`, `default_key_env`, `base_url_env` and `default_base_url`, and implements `_make_client`,
+    `_send` (reading the body inside `reading_reply`), `classify` (`http_failure` does the status codes) and
+    `server_limits`; `withheld_finish_reasons` names the finish reasons that mean a withheld answer."""
 
     default_key_env: ClassVar[str]
     """The environment variable holding the API key unless `--api-key-env` names another."""
@@ -167,7 +96,8 @@ class APIProvider(StreamingProvider):
         self._client: Any = None
         self._limiter: RateLimiter | None = None
         self._secret: str | None = None
-        self._stopped: str | None = None
+        self._stopped: Failure | None = None
+        """The failure that stopped the run: nothing more is sent."""
         self._reached = False
         """Some request of this run got an HTTP answer: the endpoint exists, so a refused connection is transient."""
         self._pacing_said = False
@@ -183,8 +113,10 @@ class APIProvider(StreamingProvider):
         """Send one request; raises the SDK's exceptions."""
 
     @abstractmethod
-    def classify(self, exc: BaseException) -> Verdict | None:
-        """The verdict on an SDK exception; None for anything that is not an API failure."""
+    def classify(self, exc: BaseException) -> Failure | None:
+        """The failure an SDK exception means (`http_failure` for an HTTP status, `timeout_failure` for the SDK's
+        timeout, `Kind.SERVER` for a dropped connection); None for anything that is not an API failure (a bug),
+        which propagates."""
 
     @abstractmethod
     def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
@@ -226,10 +158,10 @@ class APIProvider(StreamingProvider):
 
     def _api_key(self) -> str:
         if self._stopped is not None:
-            raise FatalProviderError(self._stopped)
+            raise RunStopped(self._stopped)
         key = self.environment_key()
         if not key:
-            raise FatalProviderError(self._missing_key_message())
+            raise RunStopped(Failure(Kind.CREDENTIALS, self._missing_key_message()))
         self._secret = key
         return key
 
@@ -238,23 +170,23 @@ class APIProvider(StreamingProvider):
         SDKs may echo the key or the `--base-url` that carries one."""
         return without_credentials(text.replace(self._secret, "***") if self._secret else text)
 
-    def _verdict(self, exc: BaseException) -> Verdict | None:
-        """`classify` (a malformed answer or an attempt cut off: retry), with the key masked in the message
-        (verdicts reach logs, records and the terminal) and a server's wait beyond `--max-wait` turned into a
-        failure; a server that cannot be connected to before any request got an answer stops the run instead of
-        being retried."""
-        if isinstance(exc, MalformedReply):
-            verdict: Verdict | None = Verdict(Action.RETRY, str(exc), status=200)
-        elif isinstance(exc, AttemptTimeout):
-            verdict = self.timeout_verdict(exc)
+    def failure_of(self, exc: BaseException) -> Failure | None:
+        """What `exc` means for its request: `classify`'s failure (a malformed answer or an attempt cut off by
+        `--request-timeout`: retryable), with the key masked in the message (failures reach logs, records and the
+        terminal) and a server's wait beyond `--max-wait` made final; a server that cannot be connected to before
+        any request got an answer is unreachable, which stops the run, instead of being retried."""
+        if isinstance(exc, _MalformedReply):
+            failure: Failure | None = Failure(Kind.MALFORMED, str(exc), status=200)
+        elif isinstance(exc, _AttemptTimeout):
+            failure = self.timeout_failure(exc)
         else:
-            verdict = self.classify(exc)
-        if verdict is None:
+            failure = self.classify(exc)
+        if failure is None:
             return None
-        reason = connect_failure(exc) if verdict.action is Action.RETRY and not self._reached else None
+        reason = connect_failure(exc) if failure.retryable and not self._reached else None
         if reason is not None:
-            verdict = Verdict(Action.STOP, self._unreachable_message(reason))
-        return self.retry.capped(replace(verdict, message=self.scrub(verdict.message)))
+            failure = Failure(Kind.UNREACHABLE, self._unreachable_message(reason))
+        return self.retry.capped(replace(failure, message=self.scrub(failure.message)))
 
     def _shown_url(self) -> str:
         """The server's URL as messages and log lines show it: as the client resolved it, credentials masked."""
@@ -267,16 +199,16 @@ class APIProvider(StreamingProvider):
             f"{self.base_url_env}) and the network, then rerun"
         )
 
-    def timeout_verdict(self, exc: BaseException) -> Verdict:
+    def timeout_failure(self, exc: BaseException) -> Failure:
         """A request that got no answer within `--request-timeout`: transient, retried."""
-        return Verdict(Action.RETRY, f"no answer within --request-timeout {self.request_timeout:g} s ({exc})")
+        return Failure(Kind.TIMEOUT, f"no answer within --request-timeout {self.request_timeout:g} s ({exc})")
 
     async def _send_in_time(self, request: Request) -> Reply:
-        """`_send`, cut off (`AttemptTimeout`) when its whole answer is not in within `--request-timeout`."""
+        """`_send`, cut off when its whole answer is not in within `--request-timeout`."""
         try:
             return await asyncio.wait_for(self._send(self._client, request), self.request_timeout)
         except asyncio.TimeoutError as exc:
-            raise AttemptTimeout(f"the whole answer had not arrived after {self.request_timeout:g} s") from exc
+            raise _AttemptTimeout(f"the whole answer had not arrived after {self.request_timeout:g} s") from exc
 
     @property
     def connect_timeout(self) -> float:
@@ -320,36 +252,16 @@ class APIProvider(StreamingProvider):
 
     def _say_pacing(self, limiter: RateLimiter, limits: ServerLimits, model: str) -> None:
         """Once per run, after the server's first answer: the pace in force and where it comes from."""
-        if self._pacing_said:
-            return
-        self._pacing_said = True
-        parts = []
-        for unit, pace, reported, given in (
-            ("TPM", limiter.tpm, limits.tokens_limit, self._tpm),
-            ("RPM", limiter.rpm, limits.requests_limit, self._rpm),
-        ):
-            if pace is None:
-                continue
-            if reported is not None and pace == reported:
-                source = "from server headers"
-            elif given is not None:
-                source = f"--{unit.lower()}"
-            else:
-                source = f"registry default for {model} (usage tier 1) until the server's headers say otherwise"
-            parts.append(f"{pace:,.0f} {unit}: {source}")
-        if parts:
-            log.warning("pacing at %s", "; ".join(parts))
-        else:
-            log.warning(
-                "no pacing: %s states no rate limits and no --rpm/--tpm was given; only its 429s slow the run",
-                self._shown_url(),
-            )
+        if not self._pacing_said:
+            self._pacing_said = True
+            log.warning("%s", pacing_line(limiter, limits, self._rpm, self._tpm, model, self._shown_url()))
 
     async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
         """Send each request as it is taken from `requests`, with up to `concurrency` in flight, yielding each
         `Generation` as it finishes.
 
-        A missing key or refused credentials raise `FatalProviderError`; after that nothing more is sent.
+        A failure that `stops_run` (a missing or refused key, an unreachable server) raises `RunStopped`; after
+        that nothing more is sent.
         """
         first = await anext(requests, None)
         if first is None:
@@ -358,38 +270,12 @@ class APIProvider(StreamingProvider):
         if self._client is None:
             self._client = self._make_client(api_key)
         limiter = self._limiter_for(first.model)
-        taking = asyncio.Lock()  # one sender at a time takes the next request, in order
-        done: asyncio.Queue[Generation | Exception | None] = asyncio.Queue()
-
-        async def take() -> Request | None:
-            nonlocal first
-            async with taking:
-                request, first = first, None
-                return request if request is not None else await anext(requests, None)
-
-        async def worker() -> None:
-            try:
-                while self._stopped is None and (request := await take()) is not None:
-                    await done.put(await self._generate_one(request, limiter))
-            except Exception as exc:  # handed to the consumer, which raises it
-                await done.put(exc)
-            await done.put(None)
-
-        workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
-        try:
-            running = len(workers)
-            while running:
-                item = await done.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, Exception):
-                    raise item
-                else:
-                    yield item
-        finally:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+        generations = fan_out(
+            first, requests, self.concurrency, lambda r: self._generate_one(r, limiter), lambda: self._stopped is None
+        )
+        async with aclosing(generations):
+            async for generation in generations:
+                yield generation
 
     async def _generate_one(self, request: Request, limiter: RateLimiter) -> Generation:
         started = time.monotonic()
@@ -398,7 +284,7 @@ class APIProvider(StreamingProvider):
         async def attempt() -> Reply:
             nonlocal latency
             if self._stopped is not None:
-                raise FatalProviderError(self._stopped)
+                raise RunStopped(self._stopped)
             async with limiter.reserve(self.reserved_tokens(request)) as reservation:
                 sent = time.monotonic()
                 try:
@@ -408,10 +294,9 @@ class APIProvider(StreamingProvider):
                     if response is not None:
                         self._reached = True
                         reservation.observe(self.server_limits(response.headers))
-                    verdict = self._verdict(exc)
-                    if verdict is not None and verdict.action is Action.RETRY and verdict.status == 429:
-                        if verdict.wait is not None:
-                            limiter.pause(verdict.wait)  # every sender waits, not just this one
+                    failure = self.failure_of(exc)
+                    if failure is not None and failure.retryable and failure.status == 429 and failure.wait:
+                        limiter.pause(failure.wait)  # every sender waits, not just this one
                     raise
                 latency = time.monotonic() - sent
                 self._reached = True
@@ -421,19 +306,19 @@ class APIProvider(StreamingProvider):
                 return reply
 
         try:
-            reply, retries = await self.retry.call(attempt, self._verdict, f"{request.task}/{request.example_id}")
+            reply, retries = await self.retry.call(attempt, self.failure_of, f"{request.task}/{request.example_id}")
         except Exception as exc:
-            verdict = self._verdict(exc)
-            if verdict is None:
+            failure = self.failure_of(exc)
+            if failure is None:
                 raise
-            return self._failure(request, verdict, time.monotonic() - started)
+            return self._failed(request, failure, time.monotonic() - started)
         profile = self._profile_for(request.model)
         cost = None
         if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
             cost = self.cost(profile, *reply.billed_tokens())
         waited = round(time.monotonic() - started - latency, 3)
         info = dict(reply.info) | {"retries": retries, "waited_s": waited} | reply.cache_info()
-        problem = self._withheld(reply)
+        problem = self.withheld(reply)
         return Generation(
             request_key=request.key(),
             text=reply.text if problem is None else "",
@@ -446,7 +331,7 @@ class APIProvider(StreamingProvider):
             info=info,
         )
 
-    def _withheld(self, reply: Reply) -> str | None:
+    def withheld(self, reply: Reply) -> str | None:
         """Why a 200 answer holds no answer to score (a filter or refusal stop, null content), or None."""
         refusal = f"; the model refused: {reply.info['refusal']}" if reply.info.get("refusal") else ""
         if reply.finish_reason in self.withheld_finish_reasons:
@@ -461,31 +346,34 @@ class APIProvider(StreamingProvider):
             )
         return None
 
-    def _failure(self, request: Request, verdict: Verdict, elapsed: float) -> Generation:
-        message = verdict.message
-        if verdict.action is Action.STOP:
-            self._stopped = self._fatal_message(verdict.status, message)
-            raise FatalProviderError(self._stopped)
-        retries = self.retry.max_retries if verdict.action is Action.RETRY else 0
+    def _failed(self, request: Request, failure: Failure, elapsed: float) -> Generation:
+        """The generation of a request that failed for good; a failure that stops the run is raised instead."""
+        if failure.stops_run:
+            self._stopped = self.stopping(failure)
+            raise RunStopped(self._stopped)
+        retries = self.retry.max_retries if failure.retryable else 0
         if retries:
-            message = f"gave up after {retries} retries: {message}"
+            failure = replace(failure, message=f"gave up after {retries} retries: {failure.message}")
         return Generation(
             request_key=request.key(),
-            failure=Failure(_KIND[verdict.action], message, status=verdict.status),
+            failure=failure,
             latency_s=round(elapsed, 3),
-            info={"retries": retries, "status": verdict.status},
+            info={"retries": retries, "status": failure.status},
         )
 
-    def _fatal_message(self, status: int | None, message: str) -> str:
-        """The line that stops the run; a verdict without a status (no server answered) says it all already."""
-        if status is None:
-            return message
-        if status in (401, 403):
-            return (
-                f"the {self.name} API refused the key in {self.key_env} ({status}: {message}); "
+    def stopping(self, failure: Failure) -> Failure:
+        """`failure` as the line that stops the run, saying what to do; one without a status (no server answered)
+        says it all already."""
+        if failure.status is None:
+            return failure
+        if failure.status in (401, 403):
+            message = (
+                f"the {self.name} API refused the key in {self.key_env} ({failure.status}: {failure.message}); "
                 f"set {self.key_env} to a valid key and rerun"
             )
-        return f"the {self.name} API cannot serve this run ({message})"
+        else:
+            message = f"the {self.name} API cannot serve this run ({failure.message})"
+        return replace(failure, message=message)
 
     async def aclose(self) -> None:
         """Close the client; the pacing state goes too, since its locks belong to the event loop that ends."""

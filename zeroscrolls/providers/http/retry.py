@@ -1,4 +1,5 @@
-"""The one retry policy of the API providers: providers classify a failure into a `Verdict`, this module retries.
+"""The one retry policy of the HTTP providers: a provider classifies what went wrong into a `Failure`, this module
+retries it while it is `retryable`.
 
 Transient failures (429, 5xx, 529 overloaded, timeouts, dropped connections, malformed answers) are retried with
 exponential backoff and jitter, or after exactly the wait the server asked for (`retry-after-ms` / `Retry-After`,
@@ -15,13 +16,13 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
-from enum import Enum
+from dataclasses import replace
 from typing import TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import RETRYABLE, Failure, Kind
 
 log = logging.getLogger("zeroscrolls.providers")
 
@@ -35,30 +36,8 @@ WAIT_MAX_ENV = "ZEROSCROLLS_RETRY_WAIT_MAX"
 """Caps the backoff between attempts (seconds); a wait the server asked for is always honoured in full."""
 
 
-class Action(Enum):
-    RETRY = "retry"
-    """Transient: try again later (429, 5xx, 529, timeouts, dropped connections)."""
-    FAIL = "fail"
-    """This example fails with the API's message (e.g. 400 context too long); the run goes on."""
-    STOP = "stop"
-    """Nothing else can succeed (401, 403, exhausted quota): the whole run stops."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """How to treat one failed API call."""
-
-    action: Action
-    message: str
-    """What went wrong, as the API said it (never containing credentials)."""
-    wait: float | None = None
-    """Seconds the server asked to wait (`retry-after-ms` / `Retry-After`); None = use the backoff."""
-    status: int | None = None
-    """HTTP status, when the server answered."""
-
-
-Classifier = Callable[[BaseException], "Verdict | None"]
-"""Maps an exception to a verdict; None means it is not an API failure (a bug), which propagates."""
+Classifier = Callable[[BaseException], "Failure | None"]
+"""Maps an exception to the `Failure` it means; None: it is no API failure (a bug), and it propagates."""
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:
@@ -79,17 +58,23 @@ def retry_after(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-def http_verdict(status: int, headers: Mapping[str, str], message: str) -> Verdict:
-    """The verdict for an HTTP error status, shared by the providers (which refine it where their API differs)."""
-    should_retry = headers.get("x-should-retry")
+def http_failure(status: int, headers: Mapping[str, str], message: str) -> Failure:
+    """The failure an HTTP error status means, shared by the HTTP providers (which refine it where their API
+    differs): 401/403 refused credentials (the run stops); 429 rate limited and 408, 409, 5xx and 529 (Anthropic
+    overloaded) a server failure, both retried after the wait the server asked for; any other 4xx a refusal of
+    this one request. A server's explicit `x-should-retry` decides whether anything but a refused key is retried."""
+    wait = retry_after(headers)
     if status in (401, 403):
-        return Verdict(Action.STOP, message, status=status)
-    if should_retry in ("true", "false"):  # the APIs' explicit hint wins over the status
-        action = Action.RETRY if should_retry == "true" else Action.FAIL
-        return Verdict(action, message, retry_after(headers), status)
-    if status in (408, 409, 429) or status >= 500:  # 529 = Anthropic overloaded
-        return Verdict(Action.RETRY, message, retry_after(headers), status)
-    return Verdict(Action.FAIL, message, status=status)
+        return Failure(Kind.CREDENTIALS, message, status=status)
+    if status == 429:
+        kind = Kind.RATE_LIMITED
+    elif status in (408, 409) or status >= 500:
+        kind = Kind.SERVER
+    else:
+        kind = Kind.REFUSED
+    should_retry = headers.get("x-should-retry")
+    retryable = {"true": True, "false": False}.get(should_retry or "", kind in RETRYABLE)
+    return Failure(kind, message, retryable, wait if retryable else None, status)
 
 
 def wait_max_from_env() -> float:
@@ -107,7 +92,10 @@ def wait_max_from_env() -> float:
 
 
 class RetryPolicy:
-    """Retries an async call while its failures classify as `Action.RETRY`, at most `max_retries` times."""
+    """Retries an async call while its failures classify as `retryable`, at most `max_retries` times: with
+    exponential backoff and jitter (capped by `wait_max`, default `ZEROSCROLLS_RETRY_WAIT_MAX` or 60 s), or after
+    the wait the server asked for, up to `max_wait` (a longer wait fails the request at once, `capped`). Any
+    HTTP provider, built in or a plugin, gets it from `HTTPProvider.retry`."""
 
     def __init__(
         self,
@@ -120,16 +108,16 @@ class RetryPolicy:
         self.max_wait = max_wait
         self._backoff = wait_exponential_jitter(max=self.wait_max, jitter=min(1.0, self.wait_max))
 
-    def capped(self, verdict: Verdict) -> Verdict:
-        """`verdict`, or a failure when the server asks to wait longer than `max_wait`: holding the request (and,
+    def capped(self, failure: Failure) -> Failure:
+        """`failure`, made final when the server asks to wait longer than `max_wait`: holding the request (and,
         for a 429, every sender) that long would stall the run, and the cache lets a later rerun pick it up."""
-        if verdict.action is not Action.RETRY or verdict.wait is None or verdict.wait <= self.max_wait:
-            return verdict
+        if not failure.retryable or failure.wait is None or failure.wait <= self.max_wait:
+            return failure
         message = (
-            f"{verdict.message}; the server asked to wait {verdict.wait:.0f} s, more than --max-wait "
+            f"{failure.message}; the server asked to wait {failure.wait:.0f} s, more than --max-wait "
             f"{self.max_wait:g} s: rerun later (answers so far are cached) or raise --max-wait"
         )
-        return replace(verdict, action=Action.FAIL, message=message)
+        return replace(failure, retryable=False, message=message)
 
     async def call(self, attempt: Callable[[], Awaitable[T]], classify: Classifier, what: str) -> tuple[T, int]:
         """`attempt()`'s result and the number of retries it took; after the last failure its exception propagates.
@@ -138,20 +126,20 @@ class RetryPolicy:
         """
 
         def retryable(exc: BaseException) -> bool:
-            verdict = classify(exc)
-            return verdict is not None and verdict.action is Action.RETRY
+            failure = classify(exc)
+            return failure is not None and bool(failure.retryable)
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
-            verdict = classify(exc) if exc is not None else None
-            if verdict is not None and verdict.wait is not None:
-                return verdict.wait + random.uniform(0, 0.1 * verdict.wait)  # jitter spreads simultaneous retries
+            failure = classify(exc) if exc is not None else None
+            if failure is not None and failure.wait is not None:
+                return failure.wait + random.uniform(0, 0.1 * failure.wait)  # jitter spreads simultaneous retries
             return self._backoff(state)
 
         def log_retry(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
-            verdict = classify(exc) if exc is not None else None
-            reason = verdict.message if verdict is not None else repr(exc)
+            failure = classify(exc) if exc is not None else None
+            reason = failure.message if failure is not None else repr(exc)
             sleep = state.next_action.sleep if state.next_action else 0.0
             log.warning(
                 "%s: retry %d/%d in %.2f s after: %s", what, state.attempt_number, self.max_retries, sleep, reason

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.providers.base import FatalProviderError, require_extra
+from zeroscrolls.providers.base import require_extra
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request
 from zeroscrolls.providers.models import ModelProfile
 
@@ -168,7 +168,7 @@ class HFProvider(HuggingFaceModels):
         try:
             loaded_model = auto.from_pretrained(model, **kwargs)
         except (OSError, ValueError) as exc:
-            raise FatalProviderError(
+            raise RunStopped(
                 f"cannot load the model {model!r} with {auto.__name__} ({type(exc).__name__}: {exc}); pass a Hub "
                 "id in the Hugging Face cache (HF_HOME) or a folder written by save_pretrained"
             ) from None

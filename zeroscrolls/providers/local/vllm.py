@@ -25,10 +25,10 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.providers.base import FatalProviderError, require_extra
+from zeroscrolls.providers.base import require_extra
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request, read_model_config
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
 
@@ -190,7 +190,7 @@ class VLLMProvider(HuggingFaceModels):
                 )
             except Exception as exc:
                 if poisons_engine(exc):
-                    raise FatalProviderError(
+                    raise RunStopped(
                         f"vLLM's engine failed and cannot go on ({type(exc).__name__}: {exc}); the generations "
                         "finished before are cached: rerun the same command to resume"
                     ) from exc
@@ -221,7 +221,7 @@ class VLLMProvider(HuggingFaceModels):
             try:
                 self._llm = LLM(**args)
             except Exception as exc:  # any engine start failure (memory, unsupported model, ...) ends the run
-                raise FatalProviderError(f"vLLM could not start {args['model']}: {type(exc).__name__}: {exc}") from exc
+                raise RunStopped(f"vLLM could not start {args['model']}: {type(exc).__name__}: {exc}") from exc
             self._max_model_len = args["max_model_len"]
         return self._llm, self._max_model_len
 

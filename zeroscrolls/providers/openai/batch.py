@@ -12,8 +12,16 @@ from openai.types import Batch, Completion
 from openai.types.chat import ChatCompletion
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.batch import BatchAPI, BatchStatus, ItemResult, Recovery, read_results, utc_iso
-from zeroscrolls.providers.http.retry import Action, http_verdict
+from zeroscrolls.providers.batch.api import (
+    BatchAPI,
+    BatchStatus,
+    ItemResult,
+    Recovery,
+    item_failure,
+    read_results,
+    utc_iso,
+)
+from zeroscrolls.providers.http.retry import http_failure
 from zeroscrolls.providers.openai import codec
 from zeroscrolls.store.batches import SUCCEEDED, BatchRecord
 
@@ -83,9 +91,8 @@ class OpenAIBatchAPI(BatchAPI):
         message = f"{code}: {error.get('message')}" if code else str(error.get("message") or "no result")
         outcome = ITEM_OUTCOMES.get(code or "", "errored")
         if outcome != "errored" or status_code is None:
-            return ItemResult(custom_id, outcome, error=message, retryable=True)
-        verdict = http_verdict(status_code, {}, f"HTTP {status_code}: {message}")
-        return ItemResult(custom_id, outcome, error=verdict.message, retryable=verdict.action is Action.RETRY)
+            return item_failure(custom_id, outcome, message, retryable=True)
+        return ItemResult(custom_id, outcome, failure=http_failure(status_code, {}, f"HTTP {status_code}: {message}"))
 
     async def cancel(self, batch_id: str) -> BatchStatus:
         return _status(await self.client.batches.cancel(batch_id))
@@ -137,8 +144,8 @@ def _rejected(status: BatchStatus, custom_ids: Sequence[str]) -> list[ItemResult
     for number, cid in enumerate(custom_ids, start=1):
         own = by_line.get(number)
         if own:
-            results.append(ItemResult(cid, "rejected", error=f"rejected at validation: {'; '.join(own)}"))
+            results.append(item_failure(cid, "rejected", f"rejected at validation: {'; '.join(own)}"))
         else:
             why = "; ".join(general) or "another line of its batch was invalid"
-            results.append(ItemResult(cid, "rejected", error=f"batch rejected at validation: {why}", retryable=True))
+            results.append(item_failure(cid, "rejected", f"batch rejected at validation: {why}", retryable=True))
     return results

@@ -11,7 +11,7 @@ from openai.types import Completion
 from openai.types.chat import ChatCompletion
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.http.provider import Reply
+from zeroscrolls.providers.http.reply import Reply
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"

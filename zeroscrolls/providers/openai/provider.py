@@ -18,11 +18,14 @@ import openai
 import tiktoken
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.base import PromptCache
+from zeroscrolls.providers.http.options import number_option
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
-from zeroscrolls.providers.http.provider import APIProvider, Reply, number_option, reading_reply
-from zeroscrolls.providers.http.retry import Action, Verdict, http_verdict
+from zeroscrolls.providers.http.provider import HTTPProvider
+from zeroscrolls.providers.http.reply import Reply, reading_reply
+from zeroscrolls.providers.http.retry import http_failure
 from zeroscrolls.providers.models import DEFAULT_REASONING_BUDGET, REGISTRY, ModelProfile
 from zeroscrolls.providers.openai import codec
 from zeroscrolls.providers.openai.batch import OpenAIBatchAPI
@@ -56,7 +59,7 @@ def tiktoken_encoding_of(model: str) -> str | None:
         return None
 
 
-class OpenAIProvider(APIProvider):
+class OpenAIProvider(HTTPProvider):
     """Options: base_url, api_key_env, tokenizer (models the registry does not know), reasoning_budget,
     max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
 
@@ -64,7 +67,7 @@ class OpenAIProvider(APIProvider):
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
-    accepted_options = APIProvider.accepted_options | {"tokenizer", "reasoning_budget"}
+    accepted_options = HTTPProvider.accepted_options | {"tokenizer", "reasoning_budget"}
     withheld_finish_reasons = frozenset({"content_filter"})
 
     def __init__(self, **options: Any) -> None:
@@ -101,7 +104,12 @@ class OpenAIProvider(APIProvider):
         style = PromptStyle.COMPLETION if known and known.prompt_style is PromptStyle.COMPLETION else PromptStyle.CHAT
         log.warning("%s: not in the registry; truncating with tokenizer %s, %s prompt style", model, spec, style.value)
         return ModelProfile(
-            model, self.name, max_tokens, spec, style, context_window=known.context_window if known else None
+            name=model,
+            provider=self.name,
+            max_tokens=max_tokens,
+            tokenizer=spec,
+            prompt_style=style,
+            context_window=known.context_window if known else None,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -184,19 +192,19 @@ class OpenAIProvider(APIProvider):
         with reading_reply(self.name):
             return codec.reply_from(raw.parse(), raw.headers)
 
-    def classify(self, exc: BaseException) -> Verdict | None:
+    def classify(self, exc: BaseException) -> Failure | None:
         if isinstance(exc, openai.APIStatusError):
             body = exc.body if isinstance(exc.body, Mapping) else {}
             detail = body.get("message") or exc.message
             kind = exc.code or body.get("type")
             message = f"HTTP {exc.status_code}" + (f" {kind}" if kind else "") + f": {detail}"
-            if exc.code == "insufficient_quota":  # a 429 that waiting cannot fix
-                return Verdict(Action.STOP, message, status=exc.status_code)
-            return http_verdict(exc.status_code, exc.response.headers, message)
+            if exc.code == "insufficient_quota":  # a 429 that waiting cannot fix: the account cannot pay
+                return Failure(Kind.CREDENTIALS, message, status=exc.status_code)
+            return http_failure(exc.status_code, exc.response.headers, message)
         if isinstance(exc, openai.APITimeoutError):
-            return self.timeout_verdict(exc)
+            return self.timeout_failure(exc)
         if isinstance(exc, openai.APIConnectionError):  # dropped connections
-            return Verdict(Action.RETRY, f"{type(exc).__name__}: {exc}")
+            return Failure(Kind.SERVER, f"{type(exc).__name__}: {exc}")
         return None
 
     def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:

@@ -18,10 +18,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from rich.console import Console
-
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.download import byte_progress, download
+from zeroscrolls.data.download import FetchOptions, Quiet, Watcher, download
 from zeroscrolls.suites.narrativexl.release import DEFAULT_VARIANT
 
 RELEASE_PAGE = "https://osf.io/4nz6x"
@@ -38,20 +36,15 @@ ELSEWHERE = (
 )
 
 
-def fetch_release(
-    to: Path,
-    console: Console,
-    url: str = RELEASE_URL,
-    password: str = PASSWORD,
-    archive: Path | None = None,
-    keep_archive: bool = False,
-) -> Path:
+def fetch_release(to: Path, options: FetchOptions, watcher: Watcher) -> Path:
     """Download (resumably) and unpack the release into `to`; returns the folder to pass as `--data`. A release
-    already unpacked there is returned as it is; `archive`, a copy downloaded by hand, is unpacked instead of
-    downloading (and kept)."""
+    already unpacked there is returned as it is; `options.archive`, a copy downloaded by hand, is unpacked instead
+    of downloading (and kept)."""
+    url, password = options.url or RELEASE_URL, options.password or PASSWORD
+    archive, keep_archive = options.archive, options.keep_archive
     found = find_release(to)
     if found is not None:
-        console.print(f"{found} already holds the unpacked release; delete it to fetch it again")
+        watcher.note(f"{found} already holds the unpacked release; delete it to fetch it again")
         return found
     try:
         to.mkdir(parents=True, exist_ok=True)
@@ -61,11 +54,11 @@ def fetch_release(
     if archive is None:
         archive = to / ARCHIVE_NAME
         if not archive.exists():
-            console.print(f"downloading the NarrativeXL release from {url} to {archive}")
-            download(url, archive, console, not_found_hint=ELSEWHERE)
+            watcher.note(f"downloading the NarrativeXL release from {url} to {archive}")
+            download(url, archive, watcher, not_found_hint=ELSEWHERE)
     elif not archive.is_file():
         raise UsageError(f"--archive {archive}: no such file; pass the zip downloaded from {RELEASE_PAGE}")
-    unpack(archive, to, password, console, downloaded)
+    unpack(archive, to, password, watcher, downloaded)
     release = find_release(to)
     if release is None:
         raise UsageError(
@@ -88,13 +81,14 @@ def find_release(folder: Path) -> Path | None:
     return None
 
 
-def unpack(archive: Path, to: Path, password: str, console: Console, downloaded: bool = True) -> None:
+def unpack(archive: Path, to: Path, password: str, watcher: Watcher | None = None, downloaded: bool = True) -> None:
     """Every member of `archive` into `to`, decrypted with `password` and CRC-checked; errors say which of the
     archive, the password or the disk is at fault, and how to get another copy: the user's own file (`downloaded`
     false, from --archive) is theirs to replace, not to delete."""
     again = (
         f"delete {archive} and rerun to download it again" if downloaded else f"download it again from {RELEASE_PAGE}"
     )
+    watcher = watcher or Quiet()
     staging = to / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     try:
@@ -106,11 +100,13 @@ def unpack(archive: Path, to: Path, password: str, console: Console, downloaded:
                     f"--to {to} already holds {', '.join(clashes)}, which the archive would replace; move "
                     "them away or pass another --to"
                 )
-            with byte_progress(console) as progress:
-                bar = progress.add_task(f"unpacking {archive.name}", total=sum(m.file_size for m in members))
+            watcher.begin(f"unpacking {archive.name}", sum(m.file_size for m in members))
+            try:
                 for member in members:
                     zipped.extract(member, staging, pwd=password.encode())
-                    progress.update(bar, advance=member.file_size)
+                    watcher.advance(member.file_size)
+            finally:
+                watcher.end()
         for path in staging.iterdir():
             path.replace(to / path.name)
     except RuntimeError as exc:

@@ -5,12 +5,13 @@ stemming), the task score their geometric mean; beside it, the same ROUGE of the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from zeroscrolls import metrics
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Metric
 from zeroscrolls.metrics import rouge
+from zeroscrolls.suites.forms import AnswerFormat
 from zeroscrolls.suites.narrativexl.tasks import TASKS
 
 _OPTION = re.compile(r"(?<![\d.])[1-6](?!\d|\.\d)")
@@ -24,6 +25,10 @@ def first_option(text: str) -> str | None:
     return match.group() if match else None
 
 
+OPTION_NUMBER = AnswerFormat(in_form=lambda prediction, _: first_option(prediction) is not None)
+"""The read-along format check: the answer holds an option number 1-6 (the metric needs no lenient reading)."""
+
+
 def score_example(task: str, prediction: str, references: Sequence[str]) -> dict[str, float]:
     """Read-along: 100 when the answer's first option number is the correct one, else 0. Reconstruction: R1, R2
     and RL F-measures on 0-100."""
@@ -32,8 +37,7 @@ def score_example(task: str, prediction: str, references: Sequence[str]) -> dict
     return {"accuracy": 100.0 if first_option(prediction) in references else 0.0}
 
 
-def aggregate(task: str, values: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    return metrics.aggregate(TASKS[task].metric, values)
+aggregate = metrics.TaskMetrics(TASKS).aggregate
 
 
 def copy_input_scores(task: str, examples: Sequence[Example]) -> dict[str, float] | None:

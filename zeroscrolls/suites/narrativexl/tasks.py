@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from zeroscrolls.core.task import Category, Metric, Task, task_table
+from zeroscrolls.core.task import AnswerForm, Category, Metric, Task, task_table
 
 RECONSTRUCTION_TASKS = ("scene_reconstruction", "hierarchical_reconstruction")
 
@@ -34,6 +34,7 @@ TASKS: dict[str, Task] = task_table(
             True,
             0,
             keeps_recent=True,
+            answer_form=AnswerForm.SUMMARY,
             caches_prefix=True,
         ),
         Task(
@@ -46,6 +47,7 @@ TASKS: dict[str, Task] = task_table(
             True,
             0,
             keeps_recent=True,
+            answer_form=AnswerForm.SUMMARY,
             caches_prefix=True,
         ),
     ],

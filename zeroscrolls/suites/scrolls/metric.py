@@ -15,6 +15,9 @@ from zeroscrolls import metrics
 from zeroscrolls.metrics import f1, rouge
 from zeroscrolls.suites.scrolls.tasks import TASKS, get_task
 
+aggregate = metrics.TaskMetrics(TASKS).aggregate
+"""The task's "score" and sub-metrics from per-example values, rounded to 4 decimals."""
+
 if TYPE_CHECKING:
     from zeroscrolls.suites.scrolls.rows import ScrollsExample
 
@@ -32,11 +35,6 @@ def score_example(task: str, prediction: str, references: Sequence[str]) -> dict
     if metric == "f1":
         return {"f1": f1.example_score(prediction, references, transliterate=False)}
     return {"exact_match": 100.0 * max(exact_match(prediction, ref) for ref in references)}
-
-
-def aggregate(task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """The task's "score" and sub-metrics from per-example values, rounded to 4 decimals."""
-    return metrics.aggregate(get_task(task).metric, per_example)
 
 
 def score(

@@ -20,14 +20,20 @@ from typing import Any
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.suites import naive as zeroscrolls_naive
+from zeroscrolls.suites.naive import DEFAULT_SEED, NaiveAnswer, NaiveInput, fixed
 from zeroscrolls.suites.scrolls.answers import official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.rows import OPTION_LETTERS, ScrollsExample, has_split, load_examples
-from zeroscrolls.suites.scrolls.tasks import get_task
+from zeroscrolls.suites.scrolls.tasks import TASKS, get_task
+from zeroscrolls.suites.zeroscrolls.naive import NAIVE_ANSWERS as ZEROSCROLLS_NAIVE_ANSWERS
 
 PREFIX_TASKS = ("gov_report", "summ_screen_fd", "qmsum", "narrative_qa", "qasper")
 NOT_MENTIONED = "Not mentioned"
+NAIVE_ANSWERS: dict[str, NaiveAnswer] = {
+    task: ZEROSCROLLS_NAIVE_ANSWERS[task] for task in TASKS if task in ZEROSCROLLS_NAIVE_ANSWERS
+} | {"contract_nli": fixed(NOT_MENTIONED)}
+"""The stand-ins without a train split to learn from (`Suite.naive_answers`): the ZeroSCROLLS rules for the shared
+tasks, "Not mentioned" for ContractNLI."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ class Baseline:
     note: str | None = None
     """Set when the ZeroSCROLLS rules stand in for a missing train split."""
 
-    def predict(self, example: ScrollsExample, seed: int = zeroscrolls_naive.DEFAULT_SEED) -> str:
+    def predict(self, example: ScrollsExample, seed: int = DEFAULT_SEED) -> str:
         """The baseline's prediction for `example`, in the form the official scorer compares."""
         if self.note is not None:
             return self._zeroscrolls_rule(example, seed)
@@ -74,7 +80,7 @@ class Baseline:
 
     def _zeroscrolls_rule(self, example: ScrollsExample, seed: int) -> str:
         rng = random.Random(f"{seed}:{self.task}:{example.id}")  # as the naive provider seeds each example
-        answer = zeroscrolls_naive.baseline(self.task, example.document, "", rng)
+        answer = NAIVE_ANSWERS[self.task](NaiveInput(example.document, "", rng, "naive"))
         return official_prediction(example, answer)
 
 

@@ -8,13 +8,15 @@ from collections.abc import Iterator, Mapping
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.suites.base import Suite
+from zeroscrolls.suites.forms import AnswerFormat
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import choices, official_prediction
 from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
-from zeroscrolls.suites.scrolls.naive import load_baseline
+from zeroscrolls.suites.scrolls.naive import NAIVE_ANSWERS, load_baseline
 from zeroscrolls.suites.scrolls.paper import PAPER
 from zeroscrolls.suites.scrolls.rows import count_examples, iter_examples, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
+from zeroscrolls.suites.zeroscrolls.suite import ANSWER_FORMATS as ZEROSCROLLS_FORMATS
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
 from zeroscrolls.text.templates import Template
 
@@ -38,8 +40,9 @@ SUITE = Suite(
     read_rows=read_rows,
     count_rows=count_rows,
     score_example=metric.score_example,
-    aggregate_task=metric.aggregate,
     format_diagnostics=True,
+    answer_formats={task: ZEROSCROLLS_FORMATS[task] for task in TASKS if task in ZEROSCROLLS_FORMATS}
+    | {"quality": AnswerFormat.choice(choices), "contract_nli": AnswerFormat.choice(choices)},
     submission_order=tuple(TASKS),
     submission_file="scrolls_predictions.csv",
     data_hint="pass a folder holding <task>/<split>.jsonl (the SCROLLS zips unpacked), or 'hub' to download from "
@@ -47,7 +50,7 @@ SUITE = Suite(
     hub_repo=HUB_REPO,
     revision_of=cached_revision,
     official_answer=official_prediction,
-    choices=choices,
     naive_baseline=load_baseline,
+    naive_answers=NAIVE_ANSWERS,
     paper=PAPER,
 )

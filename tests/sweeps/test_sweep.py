@@ -18,14 +18,16 @@ from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.engine.runner import RunConfig, plan_run
+from zeroscrolls.engine import plan_run
 from zeroscrolls.metrics import score_examples
 from zeroscrolls.output.plots import run_overview
 from zeroscrolls.results.scoring import load_predictions
+from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.zeroscrolls.metric import score_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
-from zeroscrolls.sweep import CSV_COLUMNS, SweepConfig, parse_budgets, truncators
+from zeroscrolls.sweeps.config import SweepConfig, parse_budgets, truncators
+from zeroscrolls.sweeps.table import CSV_COLUMNS
 from zeroscrolls.text.tokenizers import WhitespaceTokenizer
 from zeroscrolls.text.truncation import Truncator
 

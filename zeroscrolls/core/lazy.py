@@ -1,0 +1,26 @@
+"""Public names a package exports without importing them: each is read from its module on first access, so
+importing the package stays cheap (no pandas, no SDK) however much its names pull in."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+def lazy_exports(
+    namespace: Mapping[str, Any], exports: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__getattr__` and `__dir__` of a package whose `namespace` (its `globals()`) exports each name of
+    `exports` from the module it maps to."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *exports})
+
+    return __getattr__, __dir__

@@ -1,0 +1,229 @@
+"""Sending one run's stream: planning runs ahead in a worker thread, each chunk is looked up in the cache, what it
+lacks goes to the scheduler, and each answer is counted, cached and settled the moment it arrives."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from itertools import islice
+from typing import Any
+
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.engine.collecting import Results, cannot_write_run
+from zeroscrolls.engine.plan import PLAN_CHUNK
+from zeroscrolls.engine.progress import Progress, Tally
+from zeroscrolls.engine.scheduler import CostCap, generate_all, generate_claimed
+from zeroscrolls.output import runfolder
+from zeroscrolls.providers.batch.provider import refuse_paying_twice
+from zeroscrolls.run.values import Plan, PlannedExample, Totals
+from zeroscrolls.store.cache import GenerationCache
+
+LOOKAHEAD_PER_SENDER = 4
+"""Planned examples kept ready per request in flight, so senders never wait for the tokenizer."""
+MAX_LOOKAHEAD = 512
+"""At most this many planned examples wait (a provider with unbounded concurrency, such as the naive baselines)."""
+STOP_POLL_S = 0.1
+"""How often a run started with a stop signal looks at it."""
+
+
+class Sending:
+    """One run's stream: planning runs ahead in a thread (tokenizers release the GIL) into a bounded queue; each
+    chunk is looked up in the cache, and what it lacks goes to the scheduler, which hands it to the provider."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        cache: GenerationCache | None,
+        results: Results,
+        totals: Totals,
+        progress: Progress,
+        started: str,
+        spent_before: float,
+    ) -> None:
+        self.plan, self.cache, self.results, self.totals, self.started = plan, cache, results, totals, started
+        self.progress = progress
+        self.spent_before = spent_before
+        """What earlier runs spent into the run folder."""
+        self.running: dict[str, Any] | None = None
+        """The manifest written before the first request, rewritten with the spending as paid answers arrive."""
+        self.misses = 0
+        """Requests the cache lacked."""
+        self.failed = 0
+
+    async def run(self, spent_under_cap: float, stop: threading.Event | None = None) -> list[str] | None:
+        """Send what the cache lacks, `spent_under_cap` counted as spent already; returns the keys the cost cap
+        held back, or None when `stop` was set first (sending is cancelled as Ctrl-C cancels it)."""
+        sending = asyncio.ensure_future(self._send(spent_under_cap))
+        if stop is None:
+            return await sending
+        watching = asyncio.ensure_future(_until_set(stop))
+        await asyncio.wait([sending, watching], return_when=asyncio.FIRST_COMPLETED)
+        if sending.done():
+            watching.cancel()
+            return sending.result()
+        sending.cancel()
+        await asyncio.gather(sending, return_exceptions=True)
+        return None
+
+    async def _send(self, spent_under_cap: float) -> list[str]:
+        plan, cache = self.plan, self.cache
+        concurrency = plan.config.concurrency or plan.provider.default_concurrency
+        ahead = max(2, min(LOOKAHEAD_PER_SENDER * concurrency, MAX_LOOKAHEAD) // PLAN_CHUNK)
+        planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
+        planner = asyncio.create_task(self._plan_ahead(planned))
+        cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap)
+        try:
+            if cache is None:
+                return await generate_all(plan.provider, self._misses(planned), cap, self._record)
+            return await generate_claimed(plan.provider, self._misses(planned), cap, self._record, cache, self._waiting)
+        finally:
+            planner.cancel()
+            await asyncio.gather(planner, return_exceptions=True)
+            await plan.provider.aclose()
+
+    async def _plan_ahead(self, planned: asyncio.Queue[list[PlannedExample] | Exception]) -> None:
+        """Plan in a worker thread, a few examples at a time, as far ahead as the queue holds; [] at the end. What
+        planning raises (bad rows, a failing tokenizer) follows the examples planned before it, and is raised where
+        the run consumes the stream."""
+        stream = self.plan.stream()
+        while True:
+            chunk, error = await asyncio.to_thread(_take, stream, PLAN_CHUNK)
+            if chunk:
+                await planned.put(chunk)
+            if error is not None:
+                await planned.put(error)
+                return
+            if not chunk:
+                await planned.put([])
+                return
+
+    async def _misses(
+        self, planned: asyncio.Queue[list[PlannedExample] | Exception]
+    ) -> AsyncIterator[list[tuple[str, Request]]]:
+        """The requests the cache lacks, chunk by chunk as planned; hits and unsendable examples are settled here.
+        Before the first request is handed on, the checks that come before paying anything."""
+        plan, cache, results, totals = self.plan, self.cache, self.results, self.totals
+        while chunk := await planned.get():
+            if isinstance(chunk, Exception):
+                raise chunk
+            new = [p for p in chunk if results.add(p)]
+            totals.requests += len(new)
+            found = cache.get_many(p.key for p in new if p.key is not None) if cache is not None and new else {}
+            todo = []
+            for p in new:
+                assert p.key is not None and p.request is not None  # only sendable examples are new requests
+                if p.key in found:
+                    self._hit(p.request, found[p.key])
+                else:
+                    todo.append((p.key, p.request))
+            self._show()
+            if not todo:
+                continue
+            if cache is not None and plan.config.batch is None:
+                refuse_paying_twice(plan.provider, [key for key, _ in todo], cache.path)
+            if not self.misses:
+                plan.provider.check_ready()  # e.g. no API key: stop before writing a run folder of unsent requests
+                runfolder.check_writable(plan.config.output)  # before anything is paid for
+                if cache is not None:
+                    cache.check_writable()
+                try:
+                    self.running = runfolder.write_running(plan, totals, self.started, self.spent_before)
+                except OSError as exc:
+                    raise cannot_write_run(exc, plan.folder.root) from None
+                results.may_write()
+                runfolder.import_plots_early()
+            self.misses += len(todo)
+            yield todo
+
+    def _hit(self, request: Request, generation: Generation) -> None:
+        """A generation found in the cache (or made meanwhile by another process sharing it)."""
+        totals = self.totals
+        totals.cache_hits += 1
+        totals.cached_cost_usd += generation.cost_usd or 0.0
+        totals.input_tokens += _input_tokens(generation, request)
+        totals.output_tokens += generation.output_tokens or 0
+        self.results.answer(generation.request_key, generation)
+
+    def _record(self, request: Request, generation: Generation) -> Generation:
+        """Each generation as it arrives: counted, committed to the cache (successes) before anything else that may
+        fail, and its examples settled."""
+        provider, profile, totals = self.plan.provider, self.plan.profile, self.totals
+        if generation.cached:  # generated meanwhile by another process sharing the cache
+            self._hit(request, generation)
+            self._show()
+            return generation
+        n_in = _input_tokens(generation, request)
+        n_out = generation.output_tokens or 0
+        cached_in, written = generation.cached_input_tokens, generation.cache_write_tokens
+        if generation.cost_usd is None and generation.ok:
+            generation = replace(generation, cost_usd=provider.cost(profile, n_in, n_out, cached_in, written))
+        if generation.ok:
+            totals.generated += 1
+            totals.input_tokens += n_in
+            totals.output_tokens += n_out
+            totals.cached_input_tokens += cached_in
+            totals.cache_write_tokens += written
+        else:
+            self.failed += 1
+        totals.cost_usd += generation.cost_usd or 0.0
+        try:
+            try:
+                if generation.cost_usd:
+                    self._write_spending()  # before the cache: a run killed in between still counts what it paid
+            finally:
+                if generation.ok and self.cache is not None:
+                    self.cache.put(request, generation)  # whatever failed above, an answer paid for is cached
+        except Exception:
+            self.results.keep(generation.request_key, generation)  # kept for the run folder even if the cache fails
+            raise
+        self.results.answer(generation.request_key, generation)  # a task that failed to write raises only now
+        self._show()
+        return generation
+
+    def _write_spending(self) -> None:
+        """The manifest with what the run folder's runs spent so far, this one's answers included."""
+        if self.running is None:
+            return
+        try:
+            runfolder.write_spending(
+                self.plan.folder, self.running, self.totals, self.spent_before + self.totals.cost_usd
+            )
+        except OSError as exc:
+            raise cannot_write_run(exc, self.plan.folder.root) from None
+
+    def tally(self) -> Tally:
+        """Where the run stands, for its progress."""
+        t = self.totals
+        done = sum(self.results.filled.values())
+        return Tally(done, t.examples, t.cache_hits, self.failed, t.input_tokens + t.output_tokens, t.cost_usd)
+
+    def _show(self) -> None:
+        self.progress.update(self.tally())
+
+    def _waiting(self, held: dict[str, tuple[str, int]]) -> None:
+        holders = ", ".join(sorted({f"pid {pid} on {host}" for host, pid in held.values()}))
+        self.progress.note(f"waiting for {len(held)} request(s) another run is generating ({holders})")
+
+
+async def _until_set(stop: threading.Event) -> None:
+    while not stop.is_set():
+        await asyncio.sleep(STOP_POLL_S)
+
+
+def _take(stream: Iterator[PlannedExample], n: int) -> tuple[list[PlannedExample], Exception | None]:
+    """The next `n` planned examples (fewer at the end), or those planned before planning raised, with what it
+    raised."""
+    taken: list[PlannedExample] = []
+    try:
+        for planned in islice(stream, n):
+            taken.append(planned)  # kept if planning the next one raises
+    except Exception as exc:
+        return taken, exc
+    return taken, None
+
+
+def _input_tokens(generation: Generation, request: Request) -> int:
+    """Input tokens as the provider counted them, else as truncation counted the prompt."""
+    return generation.input_tokens if generation.input_tokens is not None else request.prompt_tokens or 0

@@ -1,0 +1,159 @@
+"""`zeroscrolls run`'s options as plain values, shared by the command line and the Python API: `run_config` builds
+the `RunConfig` both run, `cli_command` the command line a run started from Python records so that a shell can
+resume it."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
+from zeroscrolls.data.sampling import selection
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options, provider_options
+from zeroscrolls.run.values import RunConfig
+from zeroscrolls.suites.base import resolve_suite
+
+if TYPE_CHECKING:
+    from zeroscrolls.providers.batch.settings import BatchWatcher
+
+NOT_IN_PYTHON = {
+    "dry_run": "price a run with `zeroscrolls run ... --dry-run`",
+    "no_wait": "submit batches without waiting with `zeroscrolls run ... --batch --no-wait`",
+}
+"""Options of the command line that return no run to hand back, with what to do instead."""
+
+
+def run_config(
+    model: str,
+    *,
+    suite: str = DEFAULT_SUITE,
+    max_tokens: int | None = None,
+    data: str | Path = "hub",
+    tasks: str | Sequence[str] | None = None,
+    output: str | Path = "results",
+    run_name: str | None = None,
+    split: str = "validation",
+    limit: int | None = None,
+    sample: int | None = None,
+    books: str | Sequence[str] | None = None,
+    seed: int | None = None,
+    prompts: str | Path | None = None,
+    prompt_mode: str = DEFAULT_PROMPT_MODE,
+    concurrency: int | None = None,
+    max_cost: float | None = None,
+    provider: str | None = None,
+    overwrite: bool = False,
+    cache: str | Path | None = None,
+    no_cache: bool = False,
+    batch: bool = False,
+    poll_seconds: float = 30.0,
+    no_wait: bool = False,
+    command: Sequence[str] | None = None,
+    batch_watcher: BatchWatcher | None = None,
+    **options: Any,
+) -> RunConfig:
+    """The `RunConfig` `zeroscrolls run` runs for these options (the CLI's names, `-` as `_`; comma lists may be
+    Python sequences); `options` are the provider options (`base_url`, `api_key_env`, `tokenizer`, ...). `command`
+    is recorded in the manifest (default: the `zeroscrolls run` command line asking for the same run);
+    `batch_watcher` is told what each poll of a waiting `--batch` run finds (the terminal's progress bars). A
+    mistake is a `UsageError` with the command line's message."""
+    arguments = {name: value for name, value in locals().items() if name != "options"} | options
+    check_options(arguments)
+    unknown = sorted(set(options) - set(PROVIDER_OPTION_NAMES))
+    if unknown:
+        own = [n for n in inspect.signature(run_config).parameters if n not in ("command", "batch_watcher", "options")]
+        raise UsageError(
+            f"unknown option(s) {', '.join(unknown)}: pass options of `zeroscrolls run` ({', '.join(own)}) or "
+            f"provider options ({', '.join(PROVIDER_OPTION_NAMES)}), named with _ for -"
+        )
+    from zeroscrolls.evaluation.batch import batch_settings  # the batch API's checks: only here, where they apply
+
+    chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
+    return RunConfig(
+        model=model,
+        provider=provider,
+        max_tokens=max_tokens,
+        tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(comma_list(tasks))),
+        split=split,
+        limit=limit,
+        selection=selection(None if books is None else comma_list(books), sample, seed),
+        data=DataSource.parse(str(data), hint=chosen.data_hint),
+        prompts=None if prompts is None else Path(prompts),
+        output=Path(output),
+        run_name=run_name,
+        concurrency=concurrency,
+        max_cost=max_cost,
+        seed=provider_seed(model, provider, seed, sample),
+        provider_options=provider_options({name: options.get(name) for name in PROVIDER_OPTION_NAMES}),
+        overwrite=overwrite,
+        command=tuple(command) if command is not None else cli_command("run", arguments, run_config),
+        batch=batch_settings(
+            batch,
+            no_wait,
+            poll_seconds,
+            None if cache is None else Path(cache),
+            no_cache,
+            max_cost,
+            batch_watcher,
+        ),
+        suite=chosen,
+    )
+
+
+def run_options(parameters: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:
+    """The options `run_config` takes (its keywords and the provider options) among a command's `parameters`, less
+    `exclude`: what `zeroscrolls run` and `zeroscrolls sweep` hand it, named as it names them."""
+    own = [n for n in inspect.signature(run_config).parameters if n not in ("model", "command", "batch_watcher")]
+    names = [*own, *PROVIDER_OPTION_NAMES]
+    return {name: parameters[name] for name in names if name in parameters and name not in exclude}
+
+
+def comma_list(value: str | Sequence[str]) -> str:
+    """A comma list as the command line takes it, from one string or a sequence of names."""
+    return value if isinstance(value, str) else ",".join(str(v) for v in value)
+
+
+def provider_seed(model: str, provider: str | None, seed: int | None, sample: int | None) -> int | None:
+    """What `seed` gives the provider: all of it without `sample`; with it, the seed is the sample's and goes to
+    the provider too only if it takes one (an API model is not refused for it)."""
+    if seed is None or sample is None:
+        return seed
+    from zeroscrolls.run.planning import provider_class
+
+    return seed if "seed" in provider_class(model, provider).accepted_options else None
+
+
+def cli_command(name: str, arguments: Mapping[str, Any], *functions: Callable[..., Any]) -> tuple[str, ...]:
+    """The `zeroscrolls NAME` command line asking for what `arguments` ask of `functions` (values left at their
+    defaults left out), for the manifest: a run started from Python shows how to resume it from a shell."""
+    defaults = {
+        key: p.default
+        for function in functions
+        for key, p in inspect.signature(function).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    words = ["zeroscrolls", name]
+    for key, value in arguments.items():
+        if key in ("command", "batch_watcher") or value is None or value is False:
+            continue
+        if key in defaults and value == defaults[key]:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            words.append(flag)
+        else:
+            words += [flag, comma_list(value) if isinstance(value, list | tuple) else str(value)]
+    return tuple(words)
+
+
+def refuse_cli_only(options: Mapping[str, Any], function: str, returns: str) -> None:
+    """Refuse the command line's options that hand back no `returns` (a dry run, submitting without waiting)."""
+    refused = [name for name in NOT_IN_PYTHON if name in options]
+    if refused:
+        raise UsageError(
+            f"{refused[0]} returns no {returns}, so {function}() does not take it: {NOT_IN_PYTHON[refused[0]]}"
+        )

@@ -1,0 +1,146 @@
+"""The `generations` table: one committed row per successful generation, keyed by `Request.key()`.
+
+Rows hold the request as JSON (never credentials), the generated text, usage, cost and a timestamp. Exact prompt
+token ids (seq2seq encoder input) are a BLOB of little-endian uint32 beside the JSON, 4 bytes a token instead of a
+JSON list (rows written before hold the list in the JSON and read the same). Failed generations are never stored;
+`INSERT OR IGNORE` keeps the first row of a key. `cache stats` reads a covering index only.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.store.sqlite import Connection, chunks, marks, now
+
+GENERATION_COLUMNS = (
+    "key",
+    "provider",
+    "model",
+    "task",
+    "example_id",
+    "request",
+    "text",
+    "finish_reason",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "cost_usd",
+    "info",
+    "created_at",
+    "prompt_token_ids",
+    "stored_bytes",
+)
+EXPORTED_COLUMNS = GENERATION_COLUMNS[:-2]
+"""What `rows` and `cache export` give: the token ids are put back into the request, the byte count stays inside."""
+INSERT = f"INSERT OR IGNORE INTO generations ({', '.join(GENERATION_COLUMNS)}) VALUES ({marks(GENERATION_COLUMNS)})"
+"""A row of every column, the first row of a key kept."""
+USAGE_QUERY = (
+    "SELECT provider, model, COUNT(*), COALESCE(SUM(stored_bytes), 0), COALESCE(SUM(cost_usd), 0), MIN(created_at), "
+    "MAX(created_at) FROM generations GROUP BY provider, model ORDER BY provider, model"
+)
+"""`cache stats`, answered from the covering index `generations_usage` without reading a single row."""
+
+
+@dataclass(frozen=True)
+class ModelUsage:
+    """Cache contents of one provider/model pair, for `zeroscrolls cache stats`."""
+
+    provider: str
+    model: str
+    rows: int
+    text_bytes: int
+    """Bytes of stored requests and generations (the bulk of the file)."""
+    cost_usd: float
+    first: str
+    last: str
+
+
+def put(db: Connection, request: Request, generation: Generation) -> None:
+    """Commit one successful generation (the first row of a key wins); failures are refused."""
+    if not generation.ok:
+        raise ValueError("failed generations are never cached")
+    stored = request.to_json() | {"prompt_token_ids": None}
+    request_json = json.dumps(stored, ensure_ascii=False)
+    ids = pack_token_ids(request.prompt_token_ids) if request.prompt_token_ids is not None else None
+    stored_bytes = len(request_json.encode()) + len(generation.text.encode()) + len(ids or b"")
+    db.execute(
+        INSERT,
+        (
+            generation.request_key,
+            request.provider,
+            request.model,
+            request.task,
+            request.example_id,
+            request_json,
+            generation.text,
+            generation.finish_reason,
+            generation.input_tokens,
+            generation.output_tokens,
+            generation.latency_s,
+            generation.cost_usd,
+            json.dumps(dict(generation.info), ensure_ascii=False, default=str),
+            now(),
+            ids,
+            stored_bytes,
+        ),
+    )
+
+
+def get_many(db: Connection, keys: Iterable[str]) -> dict[str, Generation]:
+    """Cached generations of `keys` (missing keys are absent), marked `cached=True`."""
+    found: dict[str, Generation] = {}
+    for chunk in chunks(list(dict.fromkeys(keys))):
+        rows = db.execute(
+            "SELECT key, text, finish_reason, input_tokens, output_tokens, latency_s, cost_usd, info "
+            f"FROM generations WHERE key IN ({marks(chunk)})",
+            chunk,
+        )
+        for key, text, finish, n_in, n_out, latency, cost, info in rows:
+            found[key] = Generation(key, text, finish, n_in, n_out, latency, cost, True, None, json.loads(info))
+    return found
+
+
+def count(db: Connection) -> int:
+    return db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+
+
+def usage(db: Connection) -> list[ModelUsage]:
+    """Rows, stored bytes, cost and date range per provider/model."""
+    return [ModelUsage(*row) for row in db.execute(USAGE_QUERY)]
+
+
+def rows(db: Connection, model: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every row as a JSON-ready dict (request, with its token ids, and info parsed), optionally of one model."""
+    where, params = ("WHERE model = ?", (model,)) if model else ("", ())
+    cursor = db.execute(
+        f"SELECT {', '.join(EXPORTED_COLUMNS)}, prompt_token_ids FROM generations {where} ORDER BY rowid", params
+    )
+    for *values, ids in cursor:
+        row = dict(zip(EXPORTED_COLUMNS, values, strict=True))
+        row["request"] = json.loads(row["request"])
+        if ids is not None:
+            row["request"]["prompt_token_ids"] = unpack_token_ids(ids)
+        row["info"] = json.loads(row["info"])
+        yield row
+
+
+def clear(db: Connection, model: str | None) -> int:
+    """Delete the rows of `model` (all rows when None); returns how many went."""
+    where, params = ("WHERE model = ?", (model,)) if model else ("", ())
+    deleted = db.execute(f"DELETE FROM generations {where}", params).rowcount
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return deleted
+
+
+def pack_token_ids(ids: Sequence[int]) -> bytes:
+    """Token ids as little-endian uint32, 4 bytes each."""
+    return struct.pack(f"<{len(ids)}I", *ids)
+
+
+def unpack_token_ids(blob: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(blob) // 4}I", blob))
