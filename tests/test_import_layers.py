@@ -162,3 +162,45 @@ def test_tests_mirror_the_layers() -> None:
         if path.parent.name not in order and path != Path(__file__).resolve()
     ]
     assert misplaced == []
+
+
+TERMINAL_LIBRARIES = {"rich", "typer", "click"}
+FRONT_ENDS = {"cli": TERMINAL_LIBRARIES, "evaluation": {"rich"}}
+"""Who may draw: the terminal (`cli/`), and the Python API, whose progress bar draws in a notebook (rich only)."""
+LONGEST_MODULE = 420
+"""Lines a module may hold: one job each, read in one sitting (about 400, with room for a docstring's growth)."""
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """Top-level names of everything `path` imports, anywhere in its source."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found
+
+
+def test_only_the_front_ends_draw() -> None:
+    drawing = {
+        name: sorted(found)
+        for name, path in module_files().items()
+        if (found := third_party_imports(path) & (TERMINAL_LIBRARIES - FRONT_ENDS.get(layer_of(name) or "", set())))
+    }
+    assert drawing == {}
+
+
+def test_modules_have_one_job_each() -> None:
+    long = {
+        name: lines
+        for name, path in module_files().items()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > LONGEST_MODULE
+    }
+    assert long == {}
+
+
+def test_a_drawing_import_is_found_anywhere_in_a_module(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("import os\ndef f():\n    from rich.console import Console\n    import typer.core\n")
+    assert third_party_imports(source) == {"os", "rich", "typer"}

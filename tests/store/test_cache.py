@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.providers.base import Generation, Request
 from zeroscrolls.store.cache import GenerationCache, default_cache_path
@@ -120,11 +120,12 @@ def test_merge_adds_only_missing_rows(tmp_path: Path) -> None:
             cache.merge(tmp_path / "absent.sqlite")
 
 
-def test_unreadable_cache_file_is_a_usage_error(tmp_path: Path) -> None:
+def test_unreadable_cache_file_stops_with_a_storage_failure(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sqlite"
     bad.write_text("this is not a database " * 100)
-    with pytest.raises(UsageError, match="cannot open the generation cache"):
+    with pytest.raises(RunStopped, match="cannot open the generation cache") as info:
         GenerationCache(bad)
+    assert info.value.failure.kind is Kind.STORAGE
 
 
 def test_cache_commands(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.scrolls_rows import SHARED_TASKS, contract_nli_rows, write_rows, write_scrolls_tasks, zeroscrolls_examples
-from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.errors import ExampleFailed, UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
 from zeroscrolls.data.sources import DataSource, derive_spans
@@ -46,7 +46,7 @@ def _fitted(example: Example, template: Template, profile: ModelProfile, truncat
     """What `zeroscrolls prompt` would print and record for the example, or the error it would report."""
     try:
         fitted = fit_example(example, template, profile, truncator, task)
-    except ExampleError as exc:
+    except ExampleFailed as exc:
         return ("error", str(exc))
     return fitted.text, fitted.prefill, fitted.stop, fitted.record
 

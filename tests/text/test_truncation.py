@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import REAL_TASKS
 from tests.text.test_templates import real_examples
 from tests.tiny_models import build_tiny_t5_tokenizer, needs_local
-from zeroscrolls.core.errors import ExampleError
+from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import get_model
@@ -123,7 +123,7 @@ def test_every_real_row_at_every_budget(real_data_dir: Path, cl100k: Tokenizer, 
                 chat = style is PromptStyle.CHAT
                 try:
                     fitted = truncator.fit(parts, window, budget, chat=chat, where=f"{task}/{ex.id}")
-                except ExampleError:
+                except ExampleFailed:
                     # Only when the budget cannot hold instruction, headers, notice and query (gov_report at 1024).
                     fixed = len(cl100k.encode(parts.text[: parts.document_start] + parts.suffix))
                     assert fixed + budget + 1 + (CHAT_OVERHEAD if chat else 0) > window
@@ -147,7 +147,7 @@ def test_every_real_row_at_every_budget(real_data_dir: Path, cl100k: Tokenizer, 
 def test_budget_too_small_for_the_query_is_a_clear_error() -> None:
     ex = example("quality", "word " * 300, "Which one?\n\n (A) a\n (B) b\n (C) c\n (D) d")
     parts = build_prompt(ex, TEMPLATES["quality"], PromptStyle.COMPLETION, TASKS[ex.task])
-    with pytest.raises(ExampleError) as info:
+    with pytest.raises(ExampleFailed) as info:
         Truncator(WhitespaceTokenizer()).fit(parts, 60, 10, chat=False, where="quality/ex1")
     message = str(info.value)
     assert message.startswith("quality/ex1: a budget of 60 tokens")

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.errors import RunStopped, UsageError
 
 if TYPE_CHECKING:
     from typer._click import Command, Context, HelpFormatter, Parameter
@@ -46,14 +46,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """A command whose `UsageError` prints as one line on stderr and exits 2, like typer's own parameter errors
-    (in the console script and under typer's CliRunner alike); ZEROSCROLLS_DEBUG=1 keeps the traceback."""
+    """A command whose `UsageError` or `RunStopped` (a full disk, a refused key outside a run) prints as one line on
+    stderr and exits 2, like typer's own parameter errors (in the console script and under typer's CliRunner
+    alike); ZEROSCROLLS_DEBUG=1 keeps the traceback."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return command(*args, **kwargs)
-        except UsageError as exc:
+        except (UsageError, RunStopped) as exc:
             if os.environ.get("ZEROSCROLLS_DEBUG"):
                 raise
             from rich.console import Console

@@ -29,14 +29,3 @@ class ExampleFailed(Exception):
     def __init__(self, failure: Failure | str, kind: Kind = Kind.DOES_NOT_FIT) -> None:
         self.failure = failure if isinstance(failure, Failure) else Failure(kind, failure)
         super().__init__(self.failure.message)
-
-
-class ExampleError(ExampleFailed):
-    """Deprecated spelling of `ExampleFailed`, kept while callers move."""
-
-
-class StorageError(RunStopped, UsageError):
-    """Deprecated spelling of `RunStopped` of kind `Kind.STORAGE`, kept while callers move."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, Kind.STORAGE)

@@ -4,23 +4,26 @@ importing the package stays cheap (no pandas, no SDK) however much its names pul
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 
 def lazy_exports(
-    namespace: Mapping[str, Any], exports: Mapping[str, str]
+    namespace: Mapping[str, Any], exports: Mapping[str, str], subpackages: Collection[str] = ()
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The `__getattr__` and `__dir__` of a package whose `namespace` (its `globals()`) exports each name of
-    `exports` from the module it maps to."""
+    `exports` from the module it maps to, and each of its `subpackages` as a module."""
+    package = namespace["__name__"]
 
     def __getattr__(name: str) -> Any:
+        if name in subpackages:
+            return importlib.import_module(f"{package}.{name}")
         module = exports.get(name)
         if module is None:
-            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
         return getattr(importlib.import_module(module), name)
 
     def __dir__() -> list[str]:
-        return sorted({*namespace, *exports})
+        return sorted({*namespace, *exports, *subpackages})
 
     return __getattr__, __dir__

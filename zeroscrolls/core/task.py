@@ -126,7 +126,8 @@ def select_tasks(table: Mapping[str, Task], spec: str | None) -> list[Task]:
         return list(table.values())
     names = [n.strip() for n in spec.split(",") if n.strip()]
     if not names:
-        raise UsageError(f"--tasks {spec!r} names no task: pass a comma list such as --tasks qasper,quality")
+        example = ",".join(list(table)[:2])
+        raise UsageError(f"--tasks {spec!r} names no task: pass a comma list such as --tasks {example}")
     unknown = [n for n in names if n not in table]
     if unknown:
         raise UsageError(f"unknown task(s) {', '.join(unknown)} in --tasks; the tasks are: {', '.join(table)}")

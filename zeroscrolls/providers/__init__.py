@@ -15,8 +15,9 @@ package imports neither an SDK nor a tokenizer library.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from zeroscrolls.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from zeroscrolls.core.errors import RunStopped, UsageError
@@ -64,14 +65,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "http":
-        return importlib.import_module(f"{__name__}.http")
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(globals(), _PUBLIC, subpackages=("http",))

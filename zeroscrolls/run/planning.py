@@ -54,7 +54,7 @@ def generation_budget(task: Task, profile: ModelProfile) -> int:
 def fit_example(
     example: Example, template: Template, profile: ModelProfile, truncator: Truncator, task: Task | None = None
 ) -> FittedPrompt:
-    """The final prompt for one example: styled, then truncated officially (may raise `ExampleError`), within the
+    """The final prompt for one example: styled, then truncated officially (may raise `ExampleFailed`), within the
     model's window together with all the request may generate (`FitRule.WINDOW`). `task` is the example's task in
     its suite (default: the default suite's task of that name)."""
     task = task or default_suite().get_task(example.task)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zeroscrolls.core.errors import StorageError
+from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.store.sqlite import Connection, chunks, connect, marks, transaction
 
 CLAIM_TTL_S = 60.0
@@ -128,7 +128,7 @@ class ClaimRenewer:
     def _run(self) -> None:
         try:
             db = connect(self.path)
-        except (sqlite3.Error, StorageError):
+        except (sqlite3.Error, RunStopped):
             return
         try:
             while not self._stop.wait(self.ttl_s / 3):
@@ -137,7 +137,7 @@ class ClaimRenewer:
                         "UPDATE claims SET expires_at = ? WHERE owner = ?",
                         (time.time() + self.ttl_s, self.claimant.owner),
                     )
-                except (sqlite3.Error, StorageError):
+                except (sqlite3.Error, RunStopped):
                     pass  # a claim that cannot be renewed lapses: at worst another process sends it too
         finally:
             db.close()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from zeroscrolls.core.errors import StorageError
+from zeroscrolls.core.errors import RunStopped
+from zeroscrolls.core.failures import Kind
 
 
 def free_space(path: Path) -> str:
@@ -20,6 +21,6 @@ def free_space(path: Path) -> str:
         return "free space unknown"
 
 
-def cannot_write(path: Path, reason: str, fix: str) -> StorageError:
+def cannot_write(path: Path, reason: str, fix: str) -> RunStopped:
     """The error for a file or folder that cannot be written (disk full, read-only, not a folder)."""
-    return StorageError(f"cannot write {path} ({reason}; {free_space(path)} there): {fix}")
+    return RunStopped(f"cannot write {path} ({reason}; {free_space(path)} there): {fix}", Kind.STORAGE)

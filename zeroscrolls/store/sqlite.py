@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from zeroscrolls.core.errors import StorageError
+from zeroscrolls.core.errors import RunStopped
+from zeroscrolls.core.failures import Kind
 from zeroscrolls.store.failures import cannot_write
 
 BUSY_TIMEOUT_MS = 60_000
@@ -35,23 +36,25 @@ NOT_A_DATABASE = "file is not a database"
 T = TypeVar("T")
 
 
-def damaged_cache(path: Path, reason: str) -> StorageError:
+def damaged_cache(path: Path, reason: str) -> RunStopped:
     """The error for a cache file with damaged pages, and how to get its rows back."""
-    return StorageError(
+    return RunStopped(
         f"the generation cache {path} is damaged ({reason}): copy what SQLite can read into a new file with "
         f'sqlite3 {shlex.quote(str(path))} ".recover" | sqlite3 recovered.sqlite and pass --cache recovered.sqlite, '
-        "or pass --cache with another file; `zeroscrolls cache check` checks a file"
+        "or pass --cache with another file; `zeroscrolls cache check` checks a file",
+        Kind.STORAGE,
     )
 
 
 def storage_failure(path: Path, exc: sqlite3.DatabaseError) -> Exception:
-    """The `StorageError` for a failed operation on the cache file `path` (not SQLite, damaged, cannot be
-    written), or `exc` itself for anything else."""
+    """The `RunStopped` (of kind storage) for a failed operation on the cache file `path` (not SQLite, damaged,
+    cannot be written), or `exc` itself for anything else."""
     message = str(exc)
     if NOT_A_DATABASE in message.lower():
-        return StorageError(
+        return RunStopped(
             f"cannot open the generation cache {path}: it is not a SQLite file ({message}); pass --cache with "
-            "another file, or --no-cache"
+            "another file, or --no-cache",
+            Kind.STORAGE,
         )
     if DAMAGED in message.lower():
         return damaged_cache(path, message)
@@ -75,8 +78,8 @@ def storage_errors(path: Path) -> Iterator[None]:
 
 
 class Cursor(sqlite3.Cursor):
-    """A cursor whose storage failures (full or read-only disk, damaged file) are `StorageError`s naming the file,
-    wherever they surface: running a statement or reading its rows."""
+    """A cursor whose storage failures (full or read-only disk, damaged file) are `RunStopped` of kind storage,
+    naming the file, wherever they surface: running a statement or reading its rows."""
 
     connection: Connection
 

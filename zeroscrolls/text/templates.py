@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from zeroscrolls.core.errors import ExampleError, UsageError
+from zeroscrolls.core.errors import ExampleFailed, UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
 
@@ -178,7 +178,7 @@ def build_prompt(example: Example, template: Template, style: PromptStyle, task:
     try:
         instruction = template.render_instruction(num_summaries(example))
     except ValueError:
-        raise ExampleError(
+        raise ExampleFailed(
             f"{example.task}/{example.id}: the template's instruction needs the number of summaries, and the "
             "example's input does not open with 'You are given N summaries'"
         ) from None

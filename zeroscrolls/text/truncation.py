@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Generic, TypeVar, cast
 
-from zeroscrolls.core.errors import ExampleError
+from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import (
     BatchEncoder,
@@ -242,7 +242,7 @@ class Truncator:
         tested: int,
         framing: int,
         rule: FitRule,
-        too_small: Callable[[int], ExampleError],
+        too_small: Callable[[int], ExampleFailed],
     ) -> FittedPrompt:
         """The whole prompt when its tokens and the `tested` framing tokens fit `limit`, else `limit - framing - 1`
         tokens: the document's head (or tail) and the suffix. The official rule cuts once, as the official code
@@ -352,7 +352,7 @@ class Truncator:
         special: bool,
         doc_tokens: int,
         rule: FitRule,
-        too_small: Callable[[int], ExampleError],
+        too_small: Callable[[int], ExampleFailed],
     ) -> FittedPrompt:
         """The notice and the longest document tail whose whole prompt has at most `limit` tokens: the tail's
         tokens are what the fixed pieces leave of `limit`, fewer when the joined prompt counts more."""
@@ -396,17 +396,17 @@ class Truncator:
         return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
     @staticmethod
-    def _too_small(where: str, max_tokens: int, budget: int, needed: int) -> ExampleError:
+    def _too_small(where: str, max_tokens: int, budget: int, needed: int) -> ExampleFailed:
         reserve = f" + {budget} generation tokens" if budget else ""
-        return ExampleError(
+        return ExampleFailed(
             f"{where}: a budget of {max_tokens} tokens cannot hold the prompt without its document "
             f"({needed} tokens: instruction, headers, trim notice and query{reserve}); raise --max-tokens"
         )
 
     @staticmethod
-    def _too_small_for_window(where: str, window: int, reserve: int, thinks: bool, needed: int) -> ExampleError:
+    def _too_small_for_window(where: str, window: int, reserve: int, thinks: bool, needed: int) -> ExampleFailed:
         fix = "lower --reasoning-budget" if thinks else "this model cannot take the example"
-        return ExampleError(
+        return ExampleFailed(
             f"{where}: the model's window of {window} tokens cannot hold the prompt without its document ({needed} "
             f"tokens: instruction, headers, trim notice and query) and the {reserve} tokens the request may generate; "
             f"{fix}"

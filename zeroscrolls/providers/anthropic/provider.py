@@ -146,15 +146,15 @@ class AnthropicProvider(HTTPProvider):
         """Anthropic's token limit that binds a long-context run counts input tokens only."""
         return self.prompt_tokens(request)
 
-    def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
+    def make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
         timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
 
     def batch_api(self) -> AnthropicBatchAPI:
         """Message Batches on this provider's server and key, for `--batch`."""
-        return AnthropicBatchAPI(self._make_client(self._api_key()))
+        return AnthropicBatchAPI(self.make_client(self._api_key()))
 
-    async def _send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
+    async def send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
         raw = await client.messages.with_raw_response.create(**codec.message_params(request))
         with reading_reply(self.name):
             return codec.reply_from(await raw.parse(), raw.headers)

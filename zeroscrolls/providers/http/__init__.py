@@ -1,9 +1,9 @@
 """What every provider that calls an HTTP API shares, public so that a plugin for another API gets it for free.
 
-- `HTTPProvider`: the base class. Subclass it, set the key and server variables, and implement `_make_client`,
-  `_send`, `classify` and `server_limits`; options, the key check, concurrency, pacing, retries, timeouts,
+- `HTTPProvider`: the base class. Subclass it, set the key and server variables, and implement `make_client`,
+  `send`, `classify` and `server_limits`; options, the key check, concurrency, pacing, retries, timeouts,
   pricing and `Generation`s come with it.
-- `Reply`: one answer in shared terms, returned by `_send`; `reading_reply`: the guard around reading its body.
+- `Reply`: one answer in shared terms, returned by `send`; `reading_reply`: the guard around reading its body.
 - `http_failure`: the `Failure` an HTTP status means (for `classify`); `retry_after`: the wait a server asked for.
 - `RetryPolicy` and `Classifier`: retries while a failure is `retryable`, with backoff or the server's wait.
 - `RateLimiter`, `ServerLimits`, `header_number`: requests- and tokens-per-minute pacing from a server's headers.
@@ -14,8 +14,9 @@ The names load on first access, so importing this package imports no SDK.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from zeroscrolls.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from zeroscrolls.providers.http.options import normalized_endpoint, number_option
@@ -55,12 +56,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(globals(), {name: f"{__name__}.{module}" for name, module in _PUBLIC.items()})

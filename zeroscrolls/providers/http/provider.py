@@ -59,8 +59,8 @@ class HTTPProvider(StreamingProvider):
     `classify` calls retryable (`RetryPolicy`), prices answers from the profile and turns each answer or failure
     into a `Generation`; a failure that `stops_run` raises `RunStopped`.
 
-    A subclass sets `name`, `default_key_env`, `base_url_env` and `default_base_url`, and implements `_make_client`,
-    `_send` (reading the body inside `reading_reply`), `classify` (`http_failure` does the status codes) and
+    A subclass sets `name`, `default_key_env`, `base_url_env` and `default_base_url`, and implements `make_client`,
+    `send` (reading the body inside `reading_reply`), `classify` (`http_failure` does the status codes) and
     `server_limits`; `withheld_finish_reasons` names the finish reasons that mean a withheld answer."""
 
     default_key_env: ClassVar[str]
@@ -105,11 +105,11 @@ class HTTPProvider(StreamingProvider):
     # --- what each SDK adds ---------------------------------------------------------------------------------
 
     @abstractmethod
-    def _make_client(self, api_key: str) -> Any:
+    def make_client(self, api_key: str) -> Any:
         """The SDK's async client, with its own retries off (`max_retries=0`): retries happen here."""
 
     @abstractmethod
-    async def _send(self, client: Any, request: Request) -> Reply:
+    async def send(self, client: Any, request: Request) -> Reply:
         """Send one request; raises the SDK's exceptions."""
 
     @abstractmethod
@@ -204,9 +204,9 @@ class HTTPProvider(StreamingProvider):
         return Failure(Kind.TIMEOUT, f"no answer within --request-timeout {self.request_timeout:g} s ({exc})")
 
     async def _send_in_time(self, request: Request) -> Reply:
-        """`_send`, cut off when its whole answer is not in within `--request-timeout`."""
+        """`send`, cut off when its whole answer is not in within `--request-timeout`."""
         try:
-            return await asyncio.wait_for(self._send(self._client, request), self.request_timeout)
+            return await asyncio.wait_for(self.send(self._client, request), self.request_timeout)
         except asyncio.TimeoutError as exc:
             raise _AttemptTimeout(f"the whole answer had not arrived after {self.request_timeout:g} s") from exc
 
@@ -268,7 +268,7 @@ class HTTPProvider(StreamingProvider):
             return
         api_key = self._api_key()  # before any request: a missing key stops the run with nothing sent
         if self._client is None:
-            self._client = self._make_client(api_key)
+            self._client = self.make_client(api_key)
         limiter = self._limiter_for(first.model)
         generations = fan_out(
             first, requests, self.concurrency, lambda r: self._generate_one(r, limiter), lambda: self._stopped is None

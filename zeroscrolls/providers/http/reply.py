@@ -15,7 +15,7 @@ class _MalformedReply(Exception):
 
 @contextmanager
 def reading_reply(api: str) -> Iterator[None]:
-    """Wrap the reading of an answer's body (`HTTPProvider._send`): a failure to read it is a malformed reply,
+    """Wrap the reading of an answer's body (`HTTPProvider.send`): a failure to read it is a malformed reply,
     retried like a dropped connection (the SDKs parse without validating, so a broken body surfaces as whatever
     error reading it first hits)."""
     try:

@@ -122,7 +122,7 @@ class RetryPolicy:
     async def call(self, attempt: Callable[[], Awaitable[T]], classify: Classifier, what: str) -> tuple[T, int]:
         """`attempt()`'s result and the number of retries it took; after the last failure its exception propagates.
 
-        `what` names the call in log lines (e.g. 'narrative_qa/abc123').
+        `what` names the call in log lines (its task and example id, 'task/id').
         """
 
         def retryable(exc: BaseException) -> bool:

@@ -175,15 +175,15 @@ class OpenAIProvider(HTTPProvider):
     def completion_budget(self, request: Request) -> int:
         return codec.completion_budget(request)
 
-    def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
+    def make_client(self, api_key: str) -> openai.AsyncOpenAI:
         timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
         return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
 
     def batch_api(self) -> OpenAIBatchAPI:
         """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
-        return OpenAIBatchAPI(self._make_client(self._api_key()))
+        return OpenAIBatchAPI(self.make_client(self._api_key()))
 
-    async def _send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
+    async def send(self, client: openai.AsyncOpenAI, request: Request) -> Reply:
         path, body = codec.request_body(request)
         if path == codec.CHAT_PATH:
             raw = await client.chat.completions.with_raw_response.create(**body)
