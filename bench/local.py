@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.tiny_models lives in the checkout
 
 from tests.tiny_models import build_tiny_llama, build_tiny_t5  # noqa: E402
-from zeroscrolls.core.errors import ExampleError, UsageError  # noqa: E402
+from zeroscrolls.core.errors import ExampleFailed, UsageError  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.providers.base import Generation, Provider, Request  # noqa: E402
 from zeroscrolls.providers.local.hf import HFProvider  # noqa: E402
@@ -83,7 +83,7 @@ def sample_requests(
         budgeted = replace(profile, max_tokens=profile.max_tokens - 17 * (i // len(examples)))
         try:
             fitted = fit_example(example, templates[example.task], budgeted, truncator)
-        except ExampleError:
+        except ExampleFailed:
             continue
         requests.append(replace(make_request(example, fitted, profile, provider), max_new_tokens=new_tokens))
     return requests

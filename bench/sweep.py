@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from zeroscrolls.core.errors import ExampleError
+from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import ModelProfile
@@ -66,7 +66,7 @@ def fit_all(examples: list[Example], templates: dict[str, Template], profile: Mo
     for ex in examples:
         try:
             truncated += fit_example(ex, templates[ex.task], profile, truncator).record.truncated
-        except ExampleError:
+        except ExampleFailed:
             failed += 1
     return time.perf_counter() - start, truncated, failed
 
