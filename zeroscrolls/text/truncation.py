@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Generic, TypeVar, cast
 
 from zeroscrolls.core.errors import ExampleFailed
+from zeroscrolls.text.junction import joined_length
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import (
     BatchEncoder,
@@ -261,7 +262,7 @@ class Truncator:
         while True:
             head = self.tokenizer.decode(ids[:keep].tolist())
             text = head + parts.suffix
-            sent = len(self.tokenizer.encode(text))
+            sent = joined_length(self.tokenizer, ids, keep, head, parts.suffix)
             if rule is FitRule.OFFICIAL or sent + framing <= limit or keep == head_tokens:
                 break
             keep = max(keep - (sent + framing - limit), head_tokens)
