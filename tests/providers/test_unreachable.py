@@ -82,11 +82,26 @@ async def test_anthropic_provider_against_a_closed_port_stops_naming_the_url(
 
 
 async def test_a_host_that_cannot_be_resolved_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The resolver answers as it does for an unknown name, without asking any name server (no traffic leaves this
+    machine)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-anything")
+    resolve = socket.getaddrinfo
+
+    asked: list[str] = []
+
+    def unknown_names(host: str | bytes | None, *args: object, **kwargs: object) -> object:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        if name not in ("127.0.0.1", "localhost"):
+            asked.append(name)
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", unknown_names)
     provider = OpenAIProvider(base_url="http://no-such-host.invalid/v1", max_retries=6)
     with pytest.raises(RunStopped, match="cannot resolve the host") as caught:
         await collect(provider, [request("openai", "gpt-4")])
     assert "http://no-such-host.invalid/v1" in str(caught.value) and caught.value.failure.kind is Kind.UNREACHABLE
+    assert set(asked) == {"no-such-host.invalid"}  # the name the run resolved, answered here
 
 
 async def test_refused_connections_after_progress_are_retried(monkeypatch: pytest.MonkeyPatch) -> None:
