@@ -118,6 +118,16 @@ class FatalProvider(ScriptedProvider):
             yield await self.answer(request)
 
 
+class ShortProvider(ScriptedProvider):
+    """Answers the first two requests, then ends its stream without answering the rest (and without raising)."""
+
+    name = "short"
+
+    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+        for request in list(requests)[:2]:
+            yield await self.answer(request)
+
+
 class PricedProvider(ScriptedProvider):
     """Priced at 1,000 USD per million input tokens and 2,000 per million output tokens: 1 token = 0.1 cent."""
 

@@ -76,6 +76,17 @@ def test_fatal_error_stops_at_once_and_keeps_what_was_done(
     assert written == 3
 
 
+def test_requests_a_provider_leaves_unanswered_fail_their_examples_and_the_run_goes_on(
+    tmp_path: Path, calls: Path
+) -> None:
+    result = execute(plan_run(config(tmp_path, "ShortProvider", tasks=("qasper", "quality"))), None)
+    failures = [r.failure for items in result.results.values() for r in items if r.failure is not None]
+    assert len(failures) == 2 and len(read_calls(calls)) == 2
+    assert all(f.message == "the provider returned no generation for this request" for f in failures)
+    assert not any(f.stops_run for f in failures)  # the run went on: the failure says so too
+    assert result.stopped is None and result.exit_code == 1 and not result.folder.error_log.exists()
+
+
 def test_claude_tags_prediction_is_the_text_before_the_closing_tag() -> None:
     request = Request("anthropic", "claude", 10, messages=(("user", "q"), ("assistant", "Answer: <answer>")))
     tagged = Request("anthropic", "claude", 10, messages=request.messages, stop=("</answer>",))

@@ -32,6 +32,9 @@ class Kind(str, Enum):
     """The run stopped (a cap, a fatal failure, Ctrl-C) before this request was sent."""
     BATCH = "batch"
     """A batch API did not answer this request (expired, cancelled, errored in the batch)."""
+    UNANSWERED = "unanswered"
+    """The provider's stream ended without an answer for this request: the example fails, the run goes on, and a
+    rerun sends it again."""
     CREDENTIALS = "credentials"
     """A missing or refused key (401, 403): nothing else can succeed, the run stops."""
     UNREACHABLE = "unreachable"

@@ -39,7 +39,7 @@ Chunks = AsyncIterable[list[tuple[str, Request]]]
 """The requests to generate as `(key, request)` pairs, in chunks as they are planned."""
 POLL_S = 0.5
 """How often a process waiting for another's generations looks for them in the cache."""
-UNANSWERED = Failure(Kind.INTERNAL, "the provider returned no generation for this request")
+UNANSWERED = Failure(Kind.UNANSWERED, "the provider returned no generation for this request")
 """The failure of a request the provider's stream ended without answering."""
 
 
