@@ -6,100 +6,25 @@ instruction, headers, query and response header are never cut. Every result carr
 
 from __future__ import annotations
 
-import bisect
 import functools
-import re
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import Enum
 from typing import Generic, TypeVar, cast
 
 from zeroscrolls.core.errors import ExampleFailed
+from zeroscrolls.text.counted import fit_by_count
+from zeroscrolls.text.fitted import FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
 from zeroscrolls.text.junction import joined_length
 from zeroscrolls.text.templates import PromptParts
-from zeroscrolls.text.tokenizers import (
-    BatchEncoder,
-    HFTokenizer,
-    TokenCounter,
-    Tokenizer,
-    official_encoding,
-    packaged_file,
-)
+from zeroscrolls.text.tokenizers import BatchEncoder, HFTokenizer, TokenCounter, Tokenizer
 
 K = TypeVar("K")
 V = TypeVar("V")
 
-PROXY_ENCODING = "cl100k_base"
-"""The local BPE whose token positions guide the search for a count-only tokenizer's cut (shipped offline)."""
 CHAT_OVERHEAD = 9
 """spec §3.4: the official OpenAI runner keeps 9 fewer tokens for chat models (message framing). Tokenizers with
 a chat template of their own (local models) reserve what that template measurably adds instead."""
-
-
-class FitRule(str, Enum):
-    """Which arithmetic decided how much of a prompt is sent (kept in each `TruncationRecord`)."""
-
-    OFFICIAL = "official"
-    """spec §3.4 as written: sent whole when `len(prompt) <= max_tokens - B`, else `max_tokens - |suffix| - B - 1`
-    leading tokens (9 fewer for chat models) and the suffix; seq2seq models: the official encoder cut."""
-    FRAMING = "framing"
-    """The model's own tokenizer adds tokens around the text as the hf and vllm providers send it (its chat
-    template, or BOS before a completion prompt): they are counted in the fit test and reserved in the cut, so the
-    input as sent, those tokens included, stays within `max_tokens - B`."""
-    COUNTED = "counted"
-    """A count-only tokenizer (Anthropic): the longest document head whose counted prompt fits `max_tokens - B - 1`."""
-    WINDOW = "window"
-    """The prompt the rule above would send, with its framing (the official 9 chat tokens, or what the tokenizer
-    adds) and everything the request may generate (a reasoning model's thinking budget too), would not fit the
-    model's window: it was fitted to the window instead, the framing counted in the fit test as well."""
-
-
-@dataclass(frozen=True)
-class TruncationRecord:
-    """How much of the document a model saw."""
-
-    document_tokens: int
-    kept_tokens: int
-    truncated: bool
-    """Whether the document was cut (and the trim notice added)."""
-    prompt_tokens: int
-    """Tokens of the final prompt as sent (seq2seq: encoder input ids, EOS included)."""
-    rule: FitRule
-    """The arithmetic that decided the prompt's length."""
-
-    @property
-    def kept_fraction(self) -> float:
-        return self.kept_tokens / self.document_tokens if self.document_tokens else 1.0
-
-
-@dataclass(frozen=True)
-class FittedPrompt:
-    """A prompt ready to send: text, optional exact token ids, and what truncation did."""
-
-    text: str
-    record: TruncationRecord
-    document_span: tuple[int, int]
-    """Where the document as the model sees it (its kept head when cut) lies in `text`: no second copy of it."""
-    token_ids: tuple[int, ...] | None = None
-    """Exact encoder input for seq2seq models (official HF runner: P ++ S, ending with EOS)."""
-    prefill: str | None = None
-    stop: str | None = None
-
-    @property
-    def kept_document(self) -> str:
-        return self.text[self.document_span[0] : self.document_span[1]]
-
-
-def proxy_positions(document: str, cuts: list[int]) -> list[int]:
-    """For each cut offset, the `PROXY_ENCODING` tokens of `document` before it; the cut's index where no copy of
-    that encoding is installed."""
-    if packaged_file(PROXY_ENCODING) is None:
-        return list(range(len(cuts)))
-    encoding = official_encoding(PROXY_ENCODING)
-    _, offsets = encoding.decode_with_offsets(encoding.encode(document, disallowed_special=()))
-    return [bisect.bisect_left(offsets, cut) for cut in cuts]
 
 
 class _LRU(Generic[K, V]):
@@ -207,7 +132,7 @@ class Truncator:
         if encoder_decoder:
             return self._fit_seq2seq(parts, max_tokens, where)
         if not self._encodes:
-            return self._fit_by_count(parts, max_tokens, generation_budget, where)
+            return fit_by_count(self.tokenizer, parts, max_tokens, generation_budget, where)
         reserve = generation_budget if completion is None else completion
         return self._fit_decoder(parts, max_tokens, generation_budget, chat, where, window, reserve)
 
@@ -225,7 +150,7 @@ class Truncator:
         framing = measured if measured is not None else CHAT_OVERHEAD if chat else 0
         # spec §3.4: the official 9 is not in the fit test; what the tokenizer measurably adds is
         rule = FitRule.FRAMING if measured else FitRule.OFFICIAL
-        too_small = functools.partial(self._too_small, where, max_tokens, budget)
+        too_small = functools.partial(budget_too_small, where, max_tokens, budget)
         fitted = self._fit_within(parts, ids, doc_tokens, max_tokens - budget, measured or 0, framing, rule, too_small)
         if window is None or fitted.record.prompt_tokens + framing + reserve <= window:
             return fitted
@@ -278,73 +203,18 @@ class Truncator:
             record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids), FitRule.OFFICIAL)
             return FittedPrompt(parts.text, record, (parts.document_start, parts.document_end), token_ids=tuple(ids))
         if parts.cut_start:
-            too_small = functools.partial(self._too_small, where, max_tokens, 0)
+            too_small = functools.partial(budget_too_small, where, max_tokens, 0)
             return self._keep_tail(parts, max_tokens, True, doc_tokens, FitRule.OFFICIAL, too_small)
         suffix_ids = self._encode(parts.suffix, special=True)
         head_tokens = self._count(parts.text[: parts.document_start])
         room = max_tokens - len(suffix_ids)
         if room < head_tokens:
-            raise self._too_small(where, max_tokens, 0, head_tokens + len(suffix_ids))
+            raise budget_too_small(where, max_tokens, 0, head_tokens + len(suffix_ids))
         prefix_ids = self._encode(parts.text[: parts.query_start], special=True)[:room].tolist()
         head = self.tokenizer.decode(prefix_ids)
         token_ids = tuple(prefix_ids) + tuple(suffix_ids)
         record = TruncationRecord(doc_tokens, room - head_tokens, True, len(token_ids), FitRule.OFFICIAL)
         return FittedPrompt(head + parts.suffix, record, (parts.document_start, len(head)), token_ids=token_ids)
-
-    def _fit_by_count(self, parts: PromptParts, max_tokens: int, budget: int, where: str) -> FittedPrompt:
-        """Count-only tokenizers (Anthropic): the longest document head whose whole prompt fits.
-
-        The official Claude runner cut at a character offset taken from a token position of a string that had
-        the 9-character "\\n\\nHuman: " prefix, so it kept about 9 characters more than it meant to. The Messages
-        API has no such prefix; we keep the longest head (at a word boundary) whose prompt, prefill included,
-        counts at most `max_tokens - B - 1`: the budget the official arithmetic aimed at.
-
-        Every count may be a request, so the search starts where the limit lies in proportion between the counts
-        of the empty and the whole prompt and narrows by interpolation (the Illinois variant of regula falsi, which
-        cannot stall on one side): typically 2 to 4 counts after those two. Positions are measured in tokens of a
-        local BPE (`PROXY_ENCODING`), whose counts grow almost in step with any other BPE's, far more so than
-        words do. Document tokens are counted as the prompt counts them: the whole (or kept) prompt less the
-        prompt without its document.
-        """
-        counter = self.tokenizer
-        prefill = parts.prefill or ""
-        document = parts.text[parts.document_start : parts.document_end]
-        total = counter.count(parts.text + prefill)
-        empty = counter.count(parts.with_document("") + prefill)
-        doc_tokens = max(total - empty, 0)
-        if total <= max_tokens - budget:
-            record = TruncationRecord(doc_tokens, doc_tokens, False, total, FitRule.COUNTED)
-            span = (parts.document_start, parts.document_end)
-            return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
-        limit = max_tokens - budget - 1
-        if empty > limit:
-            raise self._too_small(where, max_tokens, budget, empty)
-        if parts.cut_start:
-            return self._tail_by_count(parts, limit, doc_tokens, empty)
-        cuts = [0, *(m.end() for m in re.finditer(r"\S(?=\s)", document)), len(document)]  # candidate head ends
-        positions = proxy_positions(document, cuts)
-        lo, hi = 0, len(cuts) - 1  # cuts[lo] fits (the empty document), cuts[hi] does not (the whole one)
-        best = empty
-        over_lo, over_hi = float(empty - limit), float(total - limit)  # <= 0 at lo, > 0 at hi
-        last_fit: bool | None = None
-        while hi - lo > 1:
-            target = positions[lo] + (positions[hi] - positions[lo]) * -over_lo / (over_hi - over_lo)
-            guess = min(max(bisect.bisect_right(positions, target) - 1, lo + 1), hi - 1)
-            n = counter.count(parts.with_document(document[: cuts[guess]]) + prefill)
-            fits = n <= limit
-            if fits:
-                lo, best, over_lo = guess, n, float(n - limit)
-                if last_fit:
-                    over_hi /= 2  # the same side twice: pull the next guess toward the other end
-            else:
-                hi, over_hi = guess, float(n - limit)
-                if last_fit is False:
-                    over_lo /= 2
-            last_fit = fits
-        kept = document[: cuts[lo]]
-        record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED)
-        span = (parts.document_start, parts.document_start + len(kept))
-        return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
     def _keep_tail(
         self,
@@ -372,37 +242,8 @@ class Truncator:
             keep = max(keep - (len(ids) - limit), 0)
         record = TruncationRecord(doc_tokens, keep, True, len(ids), rule)
         token_ids = tuple(ids) if special else None
-        span = _tail_span(parts, kept)
+        span = tail_span(parts, kept)
         return FittedPrompt(text, record, span, token_ids=token_ids, prefill=parts.prefill, stop=parts.stop)
-
-    def _tail_by_count(self, parts: PromptParts, limit: int, doc_tokens: int, empty: int) -> FittedPrompt:
-        """Count-only tokenizers: the longest document tail starting at a word whose prompt counts at most `limit`,
-        found by bisection over word starts (about log2(words) counts)."""
-        counter = self.tokenizer
-        prefill = parts.prefill or ""
-        document = parts.text[parts.document_start : parts.document_end]
-        starts = [0, *(m.start() for m in re.finditer(r"(?<=\s)\S", document)), len(document)]
-        lo, hi = 0, len(starts) - 1  # starts[hi] fits (the empty tail), starts[lo] does not (the whole document)
-        best = empty
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            n = counter.count(parts.with_document(document[starts[mid] :]) + prefill)
-            if n <= limit:
-                hi, best = mid, n
-            else:
-                lo = mid
-        kept = document[starts[hi] :]
-        record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED)
-        span = _tail_span(parts, kept)
-        return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
-
-    @staticmethod
-    def _too_small(where: str, max_tokens: int, budget: int, needed: int) -> ExampleFailed:
-        reserve = f" + {budget} generation tokens" if budget else ""
-        return ExampleFailed(
-            f"{where}: a budget of {max_tokens} tokens cannot hold the prompt without its document "
-            f"({needed} tokens: instruction, headers, trim notice and query{reserve}); raise --max-tokens"
-        )
 
     @staticmethod
     def _too_small_for_window(where: str, window: int, reserve: int, thinks: bool, needed: int) -> ExampleFailed:
@@ -412,9 +253,3 @@ class Truncator:
             f"tokens: instruction, headers, trim notice and query) and the {reserve} tokens the request may generate; "
             f"{fix}"
         )
-
-
-def _tail_span(parts: PromptParts, kept: str) -> tuple[int, int]:
-    """Where a kept tail lies in `parts.with_document(kept)`: after the opening and the trim notice."""
-    start = parts.document_start + len(parts.separator)
-    return start, start + len(kept)

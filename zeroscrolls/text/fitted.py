@@ -1,0 +1,78 @@
+"""What truncation returns: the prompt as sent, how much of its document survived, and by which rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from zeroscrolls.core.errors import ExampleFailed
+from zeroscrolls.text.templates import PromptParts
+
+
+class FitRule(str, Enum):
+    """Which arithmetic decided how much of a prompt is sent (kept in each `TruncationRecord`)."""
+
+    OFFICIAL = "official"
+    """spec §3.4 as written: sent whole when `len(prompt) <= max_tokens - B`, else `max_tokens - |suffix| - B - 1`
+    leading tokens (9 fewer for chat models) and the suffix; seq2seq models: the official encoder cut."""
+    FRAMING = "framing"
+    """The model's own tokenizer adds tokens around the text as the hf and vllm providers send it (its chat
+    template, or BOS before a completion prompt): they are counted in the fit test and reserved in the cut, so the
+    input as sent, those tokens included, stays within `max_tokens - B`."""
+    COUNTED = "counted"
+    """A count-only tokenizer (Anthropic): the longest document head whose counted prompt fits `max_tokens - B - 1`."""
+    WINDOW = "window"
+    """The prompt the rule above would send, with its framing (the official 9 chat tokens, or what the tokenizer
+    adds) and everything the request may generate (a reasoning model's thinking budget too), would not fit the
+    model's window: it was fitted to the window instead, the framing counted in the fit test as well."""
+
+
+@dataclass(frozen=True)
+class TruncationRecord:
+    """How much of the document a model saw."""
+
+    document_tokens: int
+    kept_tokens: int
+    truncated: bool
+    """Whether the document was cut (and the trim notice added)."""
+    prompt_tokens: int
+    """Tokens of the final prompt as sent (seq2seq: encoder input ids, EOS included)."""
+    rule: FitRule
+    """The arithmetic that decided the prompt's length."""
+
+    @property
+    def kept_fraction(self) -> float:
+        return self.kept_tokens / self.document_tokens if self.document_tokens else 1.0
+
+
+@dataclass(frozen=True)
+class FittedPrompt:
+    """A prompt ready to send: text, optional exact token ids, and what truncation did."""
+
+    text: str
+    record: TruncationRecord
+    document_span: tuple[int, int]
+    """Where the document as the model sees it (its kept head when cut) lies in `text`: no second copy of it."""
+    token_ids: tuple[int, ...] | None = None
+    """Exact encoder input for seq2seq models (official HF runner: P ++ S, ending with EOS)."""
+    prefill: str | None = None
+    stop: str | None = None
+
+    @property
+    def kept_document(self) -> str:
+        return self.text[self.document_span[0] : self.document_span[1]]
+
+
+def budget_too_small(where: str, max_tokens: int, budget: int, needed: int) -> ExampleFailed:
+    """The error of an example whose prompt without its document already passes the budget."""
+    reserve = f" + {budget} generation tokens" if budget else ""
+    return ExampleFailed(
+        f"{where}: a budget of {max_tokens} tokens cannot hold the prompt without its document "
+        f"({needed} tokens: instruction, headers, trim notice and query{reserve}); raise --max-tokens"
+    )
+
+
+def tail_span(parts: PromptParts, kept: str) -> tuple[int, int]:
+    """Where a kept tail lies in `parts.with_document(kept)`: after the opening and the trim notice."""
+    start = parts.document_start + len(parts.separator)
+    return start, start + len(kept)
