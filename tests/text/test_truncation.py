@@ -15,8 +15,9 @@ from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import get_model
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.planning import fit_budget, fit_example
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, get_task, load_templates
+from zeroscrolls.text.fitted import Budget
 from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import (
     TiktokenTokenizer,
@@ -254,11 +255,11 @@ def test_prompts_encoded_ahead_in_a_batch_fit_exactly_as_one_at_a_time(real_data
     ahead = Truncator(noting, cache_size=64)
     assert ahead.batches
     fitted = []
-    for start in range(0, len(examples), 8):
-        chunk = examples[start : start + 8]
-        prompts = [build_prompt(ex, TEMPLATES[ex.task], profile.prompt_style, get_task(ex.task)) for ex in chunk]
-        ahead.prefetch(prompts)
-        fitted += [fit_example(ex, TEMPLATES[ex.task], profile, ahead) for ex in chunk]
+    for task in REAL_TASKS:  # a task at a time, as the planner does: the task decides the budget
+        chunk = [ex for ex in examples if ex.task == task]
+        prompts = [build_prompt(ex, TEMPLATES[task], profile.prompt_style, get_task(task)) for ex in chunk]
+        ahead.prefetch(prompts, fit_budget(get_task(task), profile))
+        fitted += [fit_example(ex, TEMPLATES[task], profile, ahead) for ex in chunk]
         assert not {p.text for p in prompts} & set(noting.encoded)  # whole prompts came from the batch
     assert fitted == one_at_a_time
 
@@ -271,7 +272,8 @@ def test_seq2seq_prompts_encoded_ahead_keep_their_eos(tmp_path: Path) -> None:
     expected = fit_example(ex, TEMPLATES["narrative_qa"], profile, Truncator(tokenizer))
     ahead = Truncator(tokenizer)
     ahead.prefetch(
-        [build_prompt(ex, TEMPLATES["narrative_qa"], profile.prompt_style, TASKS[ex.task])], encoder_decoder=True
+        [build_prompt(ex, TEMPLATES["narrative_qa"], profile.prompt_style, TASKS[ex.task])],
+        fit_budget(TASKS[ex.task], profile),
     )
     assert fit_example(ex, TEMPLATES["narrative_qa"], profile, ahead) == expected
     assert (
@@ -285,5 +287,6 @@ def test_a_tokenizer_without_a_batch_encoder_encodes_nothing_ahead() -> None:
     tokenizer = WhitespaceTokenizer()
     truncator = Truncator(tokenizer)
     ex = example("narrative_qa", "Tom met Ann in Paris.", "Where?")
-    truncator.prefetch([build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])])
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS[ex.task])
+    truncator.prefetch([parts], Budget(4096, 64, chat=True))
     assert not truncator.batches and tokenizer.count("Tom") == 1 and len(tokenizer._pieces) == 0  # nothing encoded

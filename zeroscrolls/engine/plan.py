@@ -16,7 +16,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.provider import batched
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.run.planning import fit_example, make_request, resolve_model
+from zeroscrolls.run.planning import fit_budget, fit_example, make_request, resolve_model
 from zeroscrolls.run.values import Plan, PlannedExample, RunConfig, check_folder_name
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.base import Suite
@@ -96,9 +96,14 @@ def plan_run(
 
 
 def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
-    """Let a count-only tokenizer keep its counts in the run's cache (none with --no-cache)."""
+    """Let the truncator remember its fits, and a count-only tokenizer its counts, in the run's cache (nothing
+    with --no-cache), so a rerun tokenizes nothing it tokenized before."""
+    if cache is None:
+        return
+    if truncator.memo is None:
+        truncator.memo = cache.fits()
     tokenizer = truncator.tokenizer
-    if cache is not None and isinstance(tokenizer, AnthropicTokenCounter) and tokenizer.store is None:
+    if isinstance(tokenizer, AnthropicTokenCounter) and tokenizer.store is None:
         tokenizer.store = cache.token_counts()
 
 
@@ -138,15 +143,15 @@ def _plan_task(
 def _encode_ahead(
     truncator: Truncator, template: Template, profile: ModelProfile, task: Task, chunk: list[Example]
 ) -> None:
-    """Encode the untruncated prompts `_plan_example` will fit, in one batch on every core. An example whose
-    prompt cannot be built is left out: its error comes when it is planned."""
+    """Recall the fits of the prompts `_plan_example` will fit from the cache, and encode the others in one batch on
+    every core. An example whose prompt cannot be built is left out: its error comes when it is planned."""
     prompts = []
     for example in chunk:
         try:
             prompts.append(build_prompt(example, template, profile.prompt_style, task))
         except ExampleFailed:
             continue
-    truncator.prefetch(prompts, encoder_decoder=profile.encoder_decoder)
+    truncator.prefetch(prompts, fit_budget(task, profile))
 
 
 def _check_config(config: RunConfig) -> None:

@@ -13,8 +13,9 @@ from zeroscrolls.core.task import DEFAULT_SUITE, Task
 from zeroscrolls.providers.base import Provider, check_options, resolve_provider
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.suites.base import default_suite
+from zeroscrolls.text.fitted import Budget, FittedPrompt
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
-from zeroscrolls.text.truncation import FittedPrompt, Truncator
+from zeroscrolls.text.truncation import Truncator
 
 
 def resolve_model(
@@ -59,13 +60,17 @@ def fit_example(
     its suite (default: the default suite's task of that name)."""
     task = task or default_suite().get_task(example.task)
     parts = build_prompt(example, template, profile.prompt_style, task)
-    return truncator.fit(
-        parts,
-        profile.max_tokens,
-        task.generation_budget,
+    return truncator.fit_to(parts, fit_budget(task, profile), where=f"{example.task}/{example.id}")
+
+
+def fit_budget(task: Task, profile: ModelProfile) -> Budget:
+    """What decides how `profile` fits a prompt of `task`: the official budget and answer reserve, the chat
+    allowance, and the model's window with all a request may generate (`FitRule.WINDOW`)."""
+    return Budget(
+        max_tokens=profile.max_tokens,
+        generation_budget=task.generation_budget,
         chat=profile.prompt_style is not PromptStyle.COMPLETION,
         encoder_decoder=profile.encoder_decoder,
-        where=f"{example.task}/{example.id}",
         window=profile.context_window,
         completion=generation_budget(task, profile) + profile.reasoning_budget,
     )

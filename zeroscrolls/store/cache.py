@@ -3,7 +3,8 @@ is rerunning it.
 
 `GenerationCache` is the file opened once (created and migrated on first use) with what runs and `zeroscrolls cache`
 do to it, each carried out by the module of its table: `generations` (the answers), `claims` (two processes pay
-once), `token_counts` (counts of count-only tokenizers), `maintenance` (merge, integrity check).
+once), `token_counts` (counts of count-only tokenizers), `fits` (truncation's cuts), `maintenance` (merge, integrity
+check).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.store import claims, generations, maintenance
 from zeroscrolls.store.claims import CLAIM_TTL_S, Claimant, Claims
+from zeroscrolls.store.fits import Fits
 from zeroscrolls.store.generations import ModelUsage
 from zeroscrolls.store.sqlite import migrate, open_file
 from zeroscrolls.store.token_counts import TokenCounts
@@ -43,8 +45,12 @@ class GenerationCache:
             raise UsageError(
                 f"cannot open the generation cache {path} ({exc}); pass another file with --cache PATH, or --no-cache"
             ) from None
+        self._tables: list[TokenCounts | Fits] = []
+        """Tables opened on connections of their own for other threads, closed with the file."""
 
     def close(self) -> None:
+        for table in self._tables:
+            table.close()
         self._db.close()
 
     def __enter__(self) -> GenerationCache:
@@ -98,7 +104,14 @@ class GenerationCache:
 
     def token_counts(self) -> TokenCounts:
         """The token counts kept in this file, for count-only tokenizers (threads may share it)."""
-        return TokenCounts(self.path)
+        self._tables.append(counts := TokenCounts(self.path))
+        return counts
+
+    def fits(self) -> Fits:
+        """The fits remembered in this file, so planning a prompt fitted before tokenizes nothing (threads may
+        share it)."""
+        self._tables.append(fits := Fits(self.path))
+        return fits
 
 
 def open_cache(path: Path | None, enabled: bool = True) -> GenerationCache | None:

@@ -249,6 +249,12 @@ def m004_token_counts(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_fits(db: sqlite3.Connection) -> None:
+    """Fits remembered across runs (store/fits.py): the key is a digest, the fit a small JSON value."""
+    db.execute("CREATE TABLE fits (key TEXT PRIMARY KEY, fit TEXT NOT NULL, created_at TEXT NOT NULL) WITHOUT ROWID")
+
+
 def migrate(db: sqlite3.Connection) -> None:
     """Apply the migrations this file lacks; one process migrates at a time, the others then see the tables."""
     with transaction(db):

@@ -38,6 +38,10 @@ class TokenCounts:
                 "INSERT OR IGNORE INTO token_counts VALUES (?, ?, ?)", [(model, d, n) for d, n in counts.items()]
             )
 
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
     def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         with self._lock:
             return self._db.execute(sql, params).fetchall()

@@ -9,6 +9,18 @@ from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.templates import PromptParts
 
 
+@dataclass(frozen=True)
+class Budget:
+    """What besides the prompt decides how it is fitted (`Truncator.fit` says what each means)."""
+
+    max_tokens: int
+    generation_budget: int
+    chat: bool
+    encoder_decoder: bool = False
+    window: int | None = None
+    completion: int | None = None
+
+
 class FitRule(str, Enum):
     """Which arithmetic decided how much of a prompt is sent (kept in each `TruncationRecord`)."""
 

@@ -14,7 +14,8 @@ from typing import Generic, TypeVar, cast
 
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.counted import fit_by_count
-from zeroscrolls.text.fitted import FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
+from zeroscrolls.text.fit_memo import FitStore, describe, fit_key, restore, tokenizer_fingerprint
+from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
 from zeroscrolls.text.junction import joined_length
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import BatchEncoder, HFTokenizer, TokenCounter, Tokenizer
@@ -56,7 +57,8 @@ class _LRU(Generic[K, V]):
 class Truncator:
     """Truncates prompts with one tokenizer, remembering recent encodings so a sweep over budgets tokenizes each
     text once. Token ids are kept as 4-byte arrays (a Python list of ints costs about 9x more) and only for texts
-    that are sliced; for the rest only their counts."""
+    that are sliced; for the rest only their counts. Given a `memo` (the run's cache), every fit is remembered
+    there too, and a fit found there is rebuilt without tokenizing (text/fit_memo.py)."""
 
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
@@ -66,6 +68,15 @@ class Truncator:
         """Whether `prefetch` encodes anything: the tokenizer encodes batches on every core."""
         self._ids: _LRU[tuple[str, bool], array[int]] = _LRU(cache_size)
         self._counts: _LRU[tuple[str, bool], int] = _LRU(4 * cache_size)
+        self.memo: FitStore | None = None
+        """Where fits are remembered across runs (None: nowhere)."""
+        self._recalled: dict[str, str] = {}
+        """Remembered fits `prefetch` found for the next `fit` calls, by key."""
+
+    @functools.cached_property
+    def fingerprint(self) -> str | None:
+        """The tokenizer's identity in fit keys (None: fits are not remembered)."""
+        return tokenizer_fingerprint(self.tokenizer)
 
     @functools.cached_property
     def chat_template_tokens(self) -> int | None:
@@ -86,20 +97,30 @@ class Truncator:
         tokenizer = cast(Tokenizer, self.tokenizer)
         return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
 
-    def prefetch(self, prompts: Sequence[PromptParts], encoder_decoder: bool = False) -> None:
-        """Encode, in one batch on every core, the whole prompts the next `fit` calls start from, so a planner
-        that fits a few examples at a time spreads tokenization over the cores. Exact: the batch encodes each text
-        as `encode` does. A tokenizer without a batch encoder (`batches`), or one that only counts, encodes nothing
-        here."""
+    def prefetch(self, prompts: Sequence[PromptParts], budget: Budget) -> None:
+        """Prepare the next `fit` calls: recall the fits the memo holds, all in one look-up, and encode the whole
+        prompts of the others in one batch on every core, so a planner that fits a few examples at a time spreads
+        tokenization over the cores. Exact: the batch encodes each text as `encode` does. A tokenizer without a
+        batch encoder (`batches`), or one that only counts, encodes nothing here."""
+        keys = [self._key(p, budget) for p in prompts]
+        if self.memo is not None and (wanted := [k for k in keys if k is not None]):
+            self._recalled.update(dict.fromkeys(wanted, "") | self.memo.get_fits(wanted))  # "": looked up, absent
         if not self.batches:
             return
         tokenizer = cast(BatchEncoder, self.tokenizer)
-        special = encoder_decoder  # what `fit` encodes the whole prompt with
-        texts = list(dict.fromkeys(p.text for p in prompts if (p.text, special) not in self._ids))
+        special = budget.encoder_decoder  # what `fit` encodes the whole prompt with
+        texts = [p.text for p, k in zip(prompts, keys, strict=True) if not self._recalled.get(k or "")]
+        texts = list(dict.fromkeys(t for t in texts if (t, special) not in self._ids))
         if not texts:
             return
         for text, ids in zip(texts, tokenizer.encode_batch(texts, add_special_tokens=special), strict=True):
             self._ids.put((text, special), array("I", ids))
+
+    def _key(self, parts: PromptParts, budget: Budget) -> str | None:
+        """The memo's key of this fit; None when there is no memo or the fit is not remembered."""
+        if self.memo is None or budget.encoder_decoder or self.fingerprint is None:
+            return None
+        return fit_key(self.fingerprint, self.framing(budget.chat), parts, budget)
 
     def _count(self, text: str, special: bool = False) -> int:
         tokenizer = cast(Tokenizer, self.tokenizer)
@@ -129,12 +150,35 @@ class Truncator:
         `window - completion`, framing included, instead. Below the window prompts are exactly the official ones.
         Encoder-decoder models: `max_tokens` encoder tokens, no generation reserve, suffix with EOS kept.
         """
-        if encoder_decoder:
-            return self._fit_seq2seq(parts, max_tokens, where)
+        return self.fit_to(
+            parts, Budget(max_tokens, generation_budget, chat, encoder_decoder, window, completion), where
+        )
+
+    def fit_to(self, parts: PromptParts, budget: Budget, where: str = "") -> FittedPrompt:
+        """`fit`, its budget as one value: recalled from the memo where it holds the fit, else fitted (and then
+        remembered)."""
+        memo, key = self.memo, self._key(parts, budget)
+        if memo is None or key is None:
+            return self._fit(parts, budget, where)
+        value = self._recalled.pop(key, None)  # "": `prefetch` looked it up and found none
+        if value is None:
+            value = memo.get_fits([key]).get(key)
+        if value:
+            return restore(parts, value)
+        fitted = self._fit(parts, budget, where)
+        if (value := describe(parts, fitted)) is not None:
+            memo.put_fits({key: value})
+        return fitted
+
+    def _fit(self, parts: PromptParts, budget: Budget, where: str) -> FittedPrompt:
+        if budget.encoder_decoder:
+            return self._fit_seq2seq(parts, budget.max_tokens, where)
         if not self._encodes:
-            return fit_by_count(self.tokenizer, parts, max_tokens, generation_budget, where)
-        reserve = generation_budget if completion is None else completion
-        return self._fit_decoder(parts, max_tokens, generation_budget, chat, where, window, reserve)
+            return fit_by_count(self.tokenizer, parts, budget.max_tokens, budget.generation_budget, where)
+        reserve = budget.generation_budget if budget.completion is None else budget.completion
+        return self._fit_decoder(
+            parts, budget.max_tokens, budget.generation_budget, budget.chat, where, budget.window, reserve
+        )
 
     def _document_tokens(self, parts: PromptParts) -> int:
         return self._count(parts.text[parts.document_start : parts.document_end])

@@ -1,0 +1,51 @@
+"""A rerun, a resume or a dry run with the cache plans every prompt it planned before without tokenizing: the fits
+are recalled from the cache file, and the plan is the one the first run made, request keys and records included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.api_server import ApiServer
+from tests.text.test_fit_memo import SpyTiktoken
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine import execute, plan_run
+from zeroscrolls.run.values import Plan, RunConfig
+from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.text.truncation import Truncator
+
+
+def planned(plan: Plan) -> list[tuple[str | None, object, str | None]]:
+    return [(p.key, p.truncation, p.error) for task in plan.examples.values() for p in task]
+
+
+def test_a_rerun_plans_every_prompt_without_tokenizing(
+    tmp_path: Path, api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    config = RunConfig(
+        model="gpt-4",
+        max_tokens=4096,
+        data=DataSource.parse("sample"),
+        output=tmp_path / "results",
+        provider_options={"base_url": api_server.openai_base_url},
+    )
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        first = plan_run(config, cache=cache, to_send=True)
+        result = execute(first, cache)
+        assert result.exit_code == 0 and result.totals.generated == len(planned(first))
+        assert sum(p.truncation.truncated for t in first.examples.values() for p in t if p.truncation) > 0
+
+        spy = SpyTiktoken()
+        again = plan_run(config, Truncator(spy), cache, to_send=True)
+        assert planned(again) == planned(first)  # the same keys: every answer comes from the cache
+        rerun = execute(again, cache)
+        assert rerun.totals.cache_hits == rerun.totals.requests and rerun.totals.generated == 0
+        assert spy.encoded == []
+
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:  # another process's view: the fits are in the file
+        spy = SpyTiktoken()
+        assert planned(plan_run(config, Truncator(spy), cache)) == planned(first) and spy.encoded == []
+    spy = SpyTiktoken()
+    assert planned(plan_run(config, Truncator(spy), None)) == planned(first) and spy.encoded  # --no-cache: encoded
