@@ -1,8 +1,9 @@
 """Files written whole or not at all: a temporary file in the target's folder, renamed over the target
 (`os.replace`), so a reader or a killed process never sees half a file, and a failed write leaves the old one.
 
-A writer killed mid-write leaves its temporary file (`.<name>.<pid>.tmp`); the next write of the same file removes
-those of processes that no longer run on this machine and leaves a live writer's alone.
+A writer killed mid-write leaves its temporary file (`.<name>.<pid>.tmp`); the next write of the same file (or a
+rerun that finds an unchanged plot current and leaves it) removes those of processes that no longer run on this machine and leaves
+a live writer's alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import IO, Any
 def write_atomic(path: Path, write: Callable[[IO[Any]], object], binary: bool = False) -> None:
     """Create `path` whole or not at all: `write` fills a temporary file (text, or bytes) that then replaces it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temporaries(path)
+    remove_stale_temporaries(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("wb") if binary else tmp.open("w", encoding="utf-8") as fh:
@@ -26,7 +27,7 @@ def write_atomic(path: Path, write: Callable[[IO[Any]], object], binary: bool = 
         tmp.unlink(missing_ok=True)
 
 
-def _remove_stale_temporaries(path: Path) -> None:
+def remove_stale_temporaries(path: Path) -> None:
     """Remove the temporary files of `path` that writers killed mid-write left: `.<name>.<pid>.tmp` of a process
     that no longer runs. A writer on another machine sharing the folder is not seen from here: its file would count
     as stale, and its rename then fails (its write is lost whole, nothing is left half written)."""

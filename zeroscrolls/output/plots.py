@@ -7,16 +7,19 @@ benchmark mean) and a run's per-example records. Score panels share one 0-100 ax
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from zeroscrolls.output.atomic import write_atomic
+from zeroscrolls.output.atomic import remove_stale_temporaries, write_atomic
 from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES
 
 if TYPE_CHECKING:
@@ -28,6 +31,10 @@ if TYPE_CHECKING:
 AVERAGE = "average"
 """The `task` value of the benchmark-average rows."""
 DPI = 110
+INPUTS_KEY = "zeroscrolls-inputs"
+"""The PNG text chunk holding the digest of what a run's plot shows (matplotlib writes it before the image data)."""
+PNG_HEAD_BYTES = 4096
+"""Where that chunk lies: in the first bytes, after the header and matplotlib's own "Software" chunk."""
 
 
 def _grid(panels: int, width: float = 3.6, height: float = 2.8, sharey: bool = False) -> tuple[Figure, list[Axes]]:
@@ -47,9 +54,31 @@ def _budget_axis(ax: Axes, budgets: Sequence[int]) -> None:
     ax.grid(alpha=0.3)
 
 
-def _save(figure: Figure, path: Path) -> Path:
-    write_atomic(path, lambda fh: figure.savefig(fh, dpi=DPI, format="png"), binary=True)
+def _save(figure: Figure, path: Path, inputs: str | None = None) -> Path:
+    """`figure` as a PNG at `path`; `inputs` (the digest of what it shows) is kept in the file's own text chunk."""
+    metadata = {INPUTS_KEY: inputs} if inputs else None
+    write_atomic(path, lambda fh: figure.savefig(fh, dpi=DPI, format="png", metadata=metadata), binary=True)
     return path
+
+
+def _drawn(path: Path, inputs: tuple[Any, ...], draw: Callable[[], Figure]) -> Path:
+    """The plot at `path`, drawn only when the PNG there was not drawn from the same inputs by the same code: a
+    rerun of an unchanged run redraws nothing (drawing a run's plots takes most of a second)."""
+    digest = hashlib.sha256(repr((_plot_code(), inputs)).encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        with path.open("rb") as fh:
+            if f"{INPUTS_KEY}\0{digest}".encode() in fh.read(PNG_HEAD_BYTES):
+                remove_stale_temporaries(path)
+                return path
+    except OSError:
+        pass
+    return _save(draw(), path, digest)
+
+
+@functools.cache
+def _plot_code() -> str:
+    """What draws a plot besides its inputs: this module and matplotlib's release."""
+    return hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
 
 
 def score_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
@@ -119,15 +148,19 @@ def run_overview(
     `{task: metrics.score_examples(...)}` (empty for the test split). For ROUGE tasks an example's value is the
     mean of its R1, R2 and RL.
     """
-    figure, (kept_ax, score_ax) = _grid(2, width=6.0, height=3.6)
     tasks = list(records)
     kept = [[100 * r["truncation"]["kept_fraction"] for r in records[t] if r.get("truncation")] for t in tasks]
+    scored = [t for t in tasks if per_example.get(t)]
+    values = [[sum(v.values()) / len(v) for v in per_example[t].values()] for t in scored]
+    return _drawn(path, (tasks, kept, scored, values), lambda: _overview_figure(tasks, kept, scored, values))
+
+
+def _overview_figure(tasks: list[str], kept: list[list[float]], scored: list[str], values: list[list[float]]) -> Figure:
+    figure, (kept_ax, score_ax) = _grid(2, width=6.0, height=3.6)
     kept_ax.boxplot(kept, tick_labels=tasks, orientation="horizontal")
     kept_ax.set_xlabel("document kept (%)")
     kept_ax.set_xlim(0, 105)
     kept_ax.set_title("Truncation")
-    scored = [t for t in tasks if per_example.get(t)]
-    values = [[sum(v.values()) / len(v) for v in per_example[t].values()] for t in scored]
     if scored:
         score_ax.boxplot(values, tick_labels=scored, orientation="horizontal")
     score_ax.set_xlabel("per-example score")
@@ -135,16 +168,21 @@ def run_overview(
     for ax in (kept_ax, score_ax):
         ax.grid(alpha=0.3, axis="x")
         ax.invert_yaxis()
-    return _save(figure, path)
+    return figure
 
 
 def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
     """The paper's Figure 5 per task: words of the outputs beside words of the references (median of each
     example's references), as paired horizontal box plots on a log scale."""
-    figure, (ax,) = _grid(1, width=7.0, height=0.55 * max(len(analyses), 2) + 1.2)
+    tasks = [a.task for a in analyses]
     outputs = [list(a.prediction_words.values()) or [0] for a in analyses]
     references = [list(a.reference_words.values()) or [0] for a in analyses]
-    rows = range(len(analyses))
+    return _drawn(path, (tasks, outputs, references), lambda: _lengths_figure(tasks, outputs, references))
+
+
+def _lengths_figure(tasks: list[str], outputs: list[list[int]], references: list[list[float]]) -> Figure:
+    figure, (ax,) = _grid(1, width=7.0, height=0.55 * max(len(tasks), 2) + 1.2)
+    rows = range(len(tasks))
     style = {"orientation": "horizontal", "widths": 0.35, "patch_artist": True, "showfliers": False}
     drawn = [
         ax.boxplot(values, positions=[r + shift for r in rows], **style)
@@ -153,7 +191,7 @@ def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
     for boxes, colour in zip(drawn, ("tab:orange", "tab:blue"), strict=True):
         for patch in boxes["boxes"]:
             patch.set_facecolor(colour)
-    ax.set_yticks(list(rows), [a.task for a in analyses])
+    ax.set_yticks(list(rows), tasks)
     ax.set_xscale("symlog", linthresh=1)
     ax.set_xlim(left=0)
     ax.set_xlabel("words")
@@ -161,13 +199,17 @@ def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
     ax.invert_yaxis()
     ax.legend([b["boxes"][0] for b in drawn if b["boxes"]], ["outputs", "references"], loc="lower right")
     ax.set_title("Output length vs reference length")
-    return _save(figure, path)
+    return figure
 
 
 def breakdown_lines(series: Mapping[str, Breakdown], analysis: Analysis, path: Path) -> Path:
     """One breakdown of a task's score (e.g. NarrativeXL's accuracy by retention demand, the forgetting curve): one
     line per series (a task of a run, a model and budget of a sweep) over the groups in order, bootstrap intervals
     as error bars, the chance level dashed; groups without examples are left out of their line."""
+    return _drawn(path, (dict(series), analysis), lambda: _breakdown_figure(series, analysis))
+
+
+def _breakdown_figure(series: Mapping[str, Breakdown], analysis: Analysis) -> Figure:
     first = next(iter(series.values()))
     labels = list(first.groups)
     figure, (ax,) = _grid(1, width=7.0, height=4.2)
@@ -187,4 +229,4 @@ def breakdown_lines(series: Mapping[str, Breakdown], analysis: Analysis, path: P
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     ax.set_title(f"{analysis.metric.capitalize()} by {first.title} ({100 * analysis.level:g}% bootstrap intervals)")
-    return _save(figure, path)
+    return figure
