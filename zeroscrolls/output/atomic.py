@@ -2,8 +2,8 @@
 (`os.replace`), so a reader or a killed process never sees half a file, and a failed write leaves the old one.
 
 A writer killed mid-write leaves its temporary file (`.<name>.<pid>.tmp`); the next write of the same file (or a
-rerun that finds an unchanged plot current and leaves it) removes those of processes that no longer run on this machine and leaves
-a live writer's alone.
+rerun that finds an unchanged plot current and leaves it) removes those of processes that no longer run on this
+machine and leaves a live writer's alone.
 """
 
 from __future__ import annotations
