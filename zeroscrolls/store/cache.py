@@ -21,7 +21,7 @@ from zeroscrolls.store import claims, generations, maintenance
 from zeroscrolls.store.claims import CLAIM_TTL_S, Claimant, Claims
 from zeroscrolls.store.fits import Fits
 from zeroscrolls.store.generations import ModelUsage
-from zeroscrolls.store.sqlite import migrate, open_file
+from zeroscrolls.store.sqlite import ThreadedTable, migrate, open_file
 from zeroscrolls.store.token_counts import TokenCounts
 
 ENV_VAR = "ZEROSCROLLS_CACHE"
@@ -45,7 +45,7 @@ class GenerationCache:
             raise UsageError(
                 f"cannot open the generation cache {path} ({exc}); pass another file with --cache PATH, or --no-cache"
             ) from None
-        self._tables: list[TokenCounts | Fits] = []
+        self._tables: list[ThreadedTable] = []
         """Tables opened on connections of their own for other threads, closed with the file."""
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -133,6 +134,28 @@ def connect(path: Path, *, threads: bool = False) -> Connection:
     )
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return db
+
+
+class ThreadedTable:
+    """A table of a cache file on a connection of its own, which any thread may use, one at a time: planning threads
+    read and write it while the event loop uses the cache's own connection."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = connect(path, threads=True)
+        self._db.execute("PRAGMA synchronous = NORMAL")  # as the cache's own connection: no sync per row
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return self._db.execute(sql, params).fetchall()
+
+    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self._lock:
+            self._db.executemany(sql, rows)
 
 
 def open_file(path: Path) -> Connection:

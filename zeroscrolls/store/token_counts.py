@@ -3,21 +3,14 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Mapping
 
-from zeroscrolls.store.sqlite import chunks, connect, marks
+from zeroscrolls.store.sqlite import ThreadedTable, chunks, marks
 
 
-class TokenCounts:
+class TokenCounts(ThreadedTable):
     """The `token_counts` table of a cache file on a connection of its own, which any thread may use (one at a
     time): examples are counted concurrently while a run is planned."""
-
-    def __init__(self, path: Path) -> None:
-        self._db = connect(path, threads=True)
-        self._lock = threading.Lock()
 
     def get_counts(self, model: str, digests: Iterable[str]) -> dict[str, int]:
         """Stored token counts of `model` for the texts with these sha256 digests."""
@@ -37,15 +30,3 @@ class TokenCounts:
             self._executemany(
                 "INSERT OR IGNORE INTO token_counts VALUES (?, ?, ?)", [(model, d, n) for d, n in counts.items()]
             )
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    def _execute(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._db.execute(sql, params).fetchall()
-
-    def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self._lock:
-            self._db.executemany(sql, rows)
