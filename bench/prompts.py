@@ -4,8 +4,10 @@ cl100k_base) at 8192 and 2048 tokens.
 Target: under 2 s for the whole set per budget on a 2-core machine. Each budget starts from a fresh `Truncator`
 (no encodings remembered); the last line times a sweep over both budgets sharing one `Truncator`, as
 `zeroscrolls sweep` does. The "recalled" lines time the same fits from a cache file that remembers them (a warm
-rerun: nothing is tokenized) against the first pass that fills it. Loading the encoding is timed on its own. The
-SCROLLS lines time the same rows of the
+rerun: nothing is tokenized) against the first pass that fills it. The "openings" lines time what a prompt's
+opening saves (text/opening.py): each real document asked 5 questions, and a budget whose fits are not remembered
+but whose openings are, each against the same fits with every prompt encoded whole. Loading the encoding is timed
+on its own. The SCROLLS lines time the same rows of the
 six shared tasks laid out the SCROLLS way (layout into the ZeroSCROLLS input, then the same fit) and check that
 every prompt equals ZeroSCROLLS'.
 
@@ -18,6 +20,8 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from scoring import DEFAULT_DATA, real_examples, scrolls_examples  # the sibling bench script: the real rows
@@ -30,7 +34,7 @@ from zeroscrolls.suites.scrolls.rows import to_example
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.templates import Template
-from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
+from zeroscrolls.text.tokenizers import TokenCounter, Tokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 
 MODEL = "gpt-4"
@@ -52,6 +56,63 @@ def report(label: str, rows: int, seconds: list[float], cut: int) -> None:
     print(
         f"{label:<28} {rows} rows  {median:6.3f} s (median of {len(seconds)})  {rows / median:7.1f} rows/s  {cut} cut"
     )
+
+
+class WholeEncoding:
+    """The same encoding behind a type truncation does not prove: every prompt is encoded whole, as before openings."""
+
+    eos_token_id = None
+
+    def __init__(self, inner: Tokenizer) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return self.inner.encode(text)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.inner.decode(ids)
+
+    def count(self, text: str) -> int:
+        return self.inner.count(text)
+
+
+def asked(example: Example, times: int) -> list[Example]:
+    """`example` with `times` questions on its document: the query text varied, the document as it is."""
+    variants = []
+    for n in range(times):
+        mark = f" ({n})" if n else ""
+        text = example.input[: example.query_end] + mark + example.input[example.query_end :]
+        variants.append(replace(example, id=f"{example.id}-{n}", input=text, query_end=example.query_end + len(mark)))
+    return variants
+
+
+def openings(examples: list[Example], templates: dict[str, Template], tokenizer: TokenCounter) -> None:
+    """What openings save: several questions per document, and a budget whose openings alone are remembered."""
+    assert isinstance(tokenizer, Tokenizer)
+    questions = [variant for ex in examples if ex.query_end > ex.query_start for variant in asked(ex, 5)]
+    profile = get_model(MODEL).with_budget(8192)
+    for label, make in (
+        ("openings", lambda: Truncator(tokenizer)),
+        ("whole", lambda: Truncator(WholeEncoding(tokenizer))),
+    ):
+        runs = [fit_all(questions, templates, profile, make()) for _ in range(REPETITIONS)]
+        report(f"5 questions a document, {label}", len(questions), [s for s, _ in runs], runs[0][1])
+    with tempfile.TemporaryDirectory() as folder, GenerationCache(Path(folder) / "cache.sqlite") as cache:
+        learning = Truncator(tokenizer)
+        learning.memo = cache.fits()
+        fit_all(examples, templates, profile, learning)
+        recalled = []
+        for _ in range(REPETITIONS):
+            recalling = Truncator(tokenizer)
+            recalling.memo = cache.fits()
+            recalled.append(fit_all(examples, templates, get_model(MODEL).with_budget(4096), recalling))
+        report(f"{MODEL} @ 4096, openings recalled", len(examples), [s for s, _ in recalled], recalled[0][1])
+        runs = [
+            fit_all(examples, templates, get_model(MODEL).with_budget(4096), Truncator(WholeEncoding(tokenizer)))
+            for _ in range(REPETITIONS)
+        ]
+        report(f"{MODEL} @ 4096, whole", len(examples), [s for s, _ in runs], runs[0][1])
 
 
 def main() -> None:
@@ -88,6 +149,7 @@ def main() -> None:
                 fresh.memo = cache.fits()
                 recalled.append(fit_all(examples, templates, profile, fresh)[0])
             report(f"{MODEL} @ {budget}, recalled", len(examples), recalled, cut)
+    openings(examples, templates, tokenizer)
     scrolls = [ex for task_examples in scrolls_examples(by_task).values() for ex in task_examples]
     scrolls_templates = SCROLLS.load_templates()
     for budget in BUDGETS:

@@ -31,7 +31,15 @@ from zeroscrolls.text.tokenizers import (
 
 MEMO_FORMAT = 1
 """The layout of a remembered fit's value; part of every key."""
-DECIDING_MODULES = ("fitted.py", "counted.py", "truncation.py", "junction.py", "tokenizers.py", "fit_memo.py")
+DECIDING_MODULES = (
+    "fitted.py",
+    "counted.py",
+    "truncation.py",
+    "junction.py",
+    "opening.py",
+    "tokenizers.py",
+    "fit_memo.py",
+)
 """The modules of this layer whose code decides a fit: their source is part of every key, so a release that changes
 how prompts are cut never reuses a fit made by another."""
 MOST_ADDED_CHARACTERS = 4
@@ -95,6 +103,17 @@ def fit_key(fingerprint: str, framing: int | None, parts: PromptParts, budget: B
     fields += [parts.prefill, parts.stop, parts.cut_start, len(parts.text)]
     digest = hashlib.sha256(json.dumps(fields).encode())
     digest.update(parts.text.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def opening_key(fingerprint: str, text: str) -> str | None:
+    """The key of what the tokens of the opening `text` say (text/opening.py), by the tokenizer `fingerprint`;
+    None where the code's digest is unknown."""
+    code = code_digest()
+    if code is None:
+        return None
+    digest = hashlib.sha256(json.dumps([MEMO_FORMAT, code, fingerprint, "opening", len(text)]).encode())
+    digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 

@@ -24,6 +24,7 @@ the same, only slower.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from zeroscrolls.text.tokenizers import TiktokenTokenizer, Tokenizer
 
@@ -58,14 +59,19 @@ def joined_length(tokenizer: Tokenizer, ids: Sequence[int], keep: int, head: str
     return shared + len(tokenizer.encode(rest + suffix))
 
 
+def proven(tokenizer: Tokenizer) -> bool:
+    """Whether the argument above holds for `tokenizer`: an OpenAI encoding whose pattern is one it was made for."""
+    if not isinstance(tokenizer, TiktokenTokenizer):
+        return False
+    return PROVEN_PATTERNS.get(tokenizer.encoding.name) == tokenizer.encoding._pat_str
+
+
 def shared_tokens(tokenizer: Tokenizer, ids: Sequence[int], keep: int) -> int | None:
     """The latest token index `j < keep` where a shared point (above) lies between tokens `j - 1` and `j`, within
     `SEARCHED_TOKENS` of the cut; None where there is none or the tokenizer is not proven."""
-    if not isinstance(tokenizer, TiktokenTokenizer):
+    if not proven(tokenizer):
         return None
-    encoding = tokenizer.encoding
-    if PROVEN_PATTERNS.get(encoding.name) != encoding._pat_str:
-        return None
+    encoding = cast(TiktokenTokenizer, tokenizer).encoding
     for searched in (NEAR_TOKENS, SEARCHED_TOKENS):
         first = max(keep - searched, 1) - 1
         pieces = encoding.decode_tokens_bytes(list(ids[first:keep]))

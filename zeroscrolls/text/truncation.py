@@ -7,16 +7,19 @@ instruction, headers, query and response header are never cut. Every result carr
 from __future__ import annotations
 
 import functools
+import json
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import astuple
 from typing import Generic, TypeVar, cast
 
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.counted import fit_by_count
-from zeroscrolls.text.fit_memo import FitStore, describe, fit_key, restore, tokenizer_fingerprint
+from zeroscrolls.text.fit_memo import FitStore, describe, fit_key, opening_key, restore, tokenizer_fingerprint
 from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
-from zeroscrolls.text.junction import joined_length
+from zeroscrolls.text.junction import joined_length, proven
+from zeroscrolls.text.opening import NO_OPENING, Opening, PromptTokens, first_tokens, opening_of
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import BatchEncoder, HFTokenizer, TokenCounter, Tokenizer
 
@@ -34,6 +37,13 @@ class _LRU(Generic[K, V]):
     def __init__(self, size: int) -> None:
         self._items: OrderedDict[K, V] = OrderedDict()
         self._size = size
+
+    def find(self, key: K) -> V | None:
+        """The value of `key` if held (it becomes the most recently used), else None."""
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
 
     def get(self, key: K, compute: Callable[[], V]) -> V:
         value = self._items.get(key)
@@ -72,6 +82,10 @@ class Truncator:
         """Where fits are remembered across runs (None: nowhere)."""
         self._recalled: dict[str, str] = {}
         """Remembered fits `prefetch` found for the next `fit` calls, by key."""
+        self._openings: _LRU[str, Opening] = _LRU(cache_size)
+        """What each opening's tokens say (text/opening.py), by the opening's text."""
+        self._proven = self._encodes and proven(cast(Tokenizer, tokenizer))
+        """Whether a prompt's tokens may be had from its opening's: else every prompt is encoded whole."""
 
     @functools.cached_property
     def fingerprint(self) -> str | None:
@@ -107,14 +121,30 @@ class Truncator:
             self._recalled.update(dict.fromkeys(wanted, "") | self.memo.get_fits(wanted))  # "": looked up, absent
         if not self.batches:
             return
-        tokenizer = cast(BatchEncoder, self.tokenizer)
-        special = budget.encoder_decoder  # what `fit` encodes the whole prompt with
-        texts = [p.text for p, k in zip(prompts, keys, strict=True) if not self._recalled.get(k or "")]
-        texts = list(dict.fromkeys(t for t in texts if (t, special) not in self._ids))
-        if not texts:
-            return
-        for text, ids in zip(texts, tokenizer.encode_batch(texts, add_special_tokens=special), strict=True):
-            self._ids.put((text, special), array("I", ids))
+        todo = [p for p, k in zip(prompts, keys, strict=True) if not self._recalled.get(k or "")]
+        special = budget.encoder_decoder  # what `fit` encodes a whole prompt with
+        by_opening = self._proven and not special
+        whole = [p.text for p in todo if not by_opening or p.cut_start]
+        openings = self._unknown_openings([p.text[: p.document_end] for p in todo if by_opening and not p.cut_start])
+        texts = list(dict.fromkeys(t for t in whole + openings if (t, special) not in self._ids))
+        if texts:
+            encoded = cast(BatchEncoder, self.tokenizer).encode_batch(texts, add_special_tokens=special)
+            for text, ids in zip(texts, encoded, strict=True):
+                self._ids.put((text, special), array("I", ids))
+        for text in openings:
+            self._opening(text, recall=False)
+
+    def _unknown_openings(self, texts: list[str]) -> list[str]:
+        """The openings among `texts` neither held nor remembered in the memo (those remembered are held now)."""
+        texts = [t for t in dict.fromkeys(texts) if self._openings.find(t) is None]
+        if self.memo is None or self.fingerprint is None or not texts:
+            return texts
+        keys = {t: opening_key(self.fingerprint, t) for t in texts}
+        found = self.memo.get_fits([k for k in keys.values() if k is not None])
+        for text, key in keys.items():
+            if key in found:
+                self._openings.put(text, Opening(*json.loads(found[key])))
+        return [t for t, k in keys.items() if k not in found]
 
     def _key(self, parts: PromptParts, budget: Budget) -> str | None:
         """The memo's key of this fit; None when there is no memo or the fit is not remembered."""
@@ -186,27 +216,72 @@ class Truncator:
     def _fit_decoder(
         self, parts: PromptParts, max_tokens: int, budget: int, chat: bool, where: str, window: int | None, reserve: int
     ) -> FittedPrompt:
-        ids = self._encode(parts.text)
+        tokens = self._prompt_tokens(parts)
         # The prompt's tokens less those of the prompt without its document, as count-only tokenizers measure it:
         # encoding the document alone a second time was 40 % of a long run's planning.
-        doc_tokens = len(ids) - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
+        doc_tokens = tokens.total - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
         measured = self.framing(chat)
         framing = measured if measured is not None else CHAT_OVERHEAD if chat else 0
         # spec §3.4: the official 9 is not in the fit test; what the tokenizer measurably adds is
         rule = FitRule.FRAMING if measured else FitRule.OFFICIAL
         too_small = functools.partial(budget_too_small, where, max_tokens, budget)
-        fitted = self._fit_within(parts, ids, doc_tokens, max_tokens - budget, measured or 0, framing, rule, too_small)
+        fitted = self._fit_within(
+            parts, tokens, doc_tokens, max_tokens - budget, measured or 0, framing, rule, too_small
+        )
         if window is None or fitted.record.prompt_tokens + framing + reserve <= window:
             return fitted
         # At the window the official arithmetic overflows it (its fit test leaves the chat framing out, its
         # reserve is the answer's budget alone): what the request may use is reserved instead.
         too_small = functools.partial(self._too_small_for_window, where, window, reserve, reserve > budget)
-        return self._fit_within(parts, ids, doc_tokens, window - reserve, framing, framing, FitRule.WINDOW, too_small)
+        return self._fit_within(
+            parts, tokens, doc_tokens, window - reserve, framing, framing, FitRule.WINDOW, too_small
+        )
+
+    def _prompt_tokens(self, parts: PromptParts) -> PromptTokens:
+        """The prompt's token count and its first tokens: from its opening where that is proven (a document asked
+        several questions is encoded once, and one whose opening is remembered only as far as a cut needs), else
+        from the whole prompt encoded."""
+        text = parts.text[: parts.document_end]
+        opening = NO_OPENING if parts.cut_start else self._opening(text)
+        if opening.tokens == 0:
+            ids = self._encode(parts.text)
+            return PromptTokens(len(ids), lambda n: ids[:n])
+
+        def first(n: int) -> array[int]:
+            held = self._ids.find((text, False))
+            ids = held[:n] if held is not None and n <= opening.tokens else None
+            if ids is None:
+                ids = first_tokens(cast(Tokenizer, self.tokenizer), text, opening, n)
+            return self._encode(parts.text)[:n] if ids is None else ids
+
+        return PromptTokens(opening.tokens + self._count(parts.text[opening.point :]), first)
+
+    def _opening(self, text: str, recall: bool = True) -> Opening:
+        """What the tokens of the opening `text` say (NO_OPENING where nothing is proven): held, remembered in the
+        memo (unless `recall` is off: it was just looked up), or learnt by encoding it (and then remembered)."""
+        if not self._proven:
+            return NO_OPENING
+        held = self._openings.find(text)
+        if held is not None:
+            return held
+        key = self._opening_key(text)
+        value = self.memo.get_fits([key]).get(key) if recall and self.memo is not None and key is not None else None
+        if value is not None:
+            opening = Opening(*json.loads(value))
+        else:
+            opening = opening_of(cast(Tokenizer, self.tokenizer), text, self._encode(text)) or NO_OPENING
+            if self.memo is not None and key is not None:
+                self.memo.put_fits({key: json.dumps(astuple(opening))})
+        self._openings.put(text, opening)
+        return opening
+
+    def _opening_key(self, text: str) -> str | None:
+        return None if self.fingerprint is None else opening_key(self.fingerprint, text)
 
     def _fit_within(
         self,
         parts: PromptParts,
-        ids: array[int],
+        tokens: PromptTokens,
         doc_tokens: int,
         limit: int,
         tested: int,
@@ -217,8 +292,8 @@ class Truncator:
         """The whole prompt when its tokens and the `tested` framing tokens fit `limit`, else `limit - framing - 1`
         tokens: the document's head (or tail) and the suffix. The official rule cuts once, as the official code
         does; the others cut again until the prompt as sent, framing included, fits `limit`."""
-        if len(ids) + tested <= limit:
-            record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids), rule)
+        if tokens.total + tested <= limit:
+            record = TruncationRecord(doc_tokens, doc_tokens, False, tokens.total, rule)
             span = (parts.document_start, parts.document_end)
             return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
         if parts.cut_start:
@@ -228,6 +303,7 @@ class Truncator:
         head_tokens = self._count(parts.text[: parts.document_start])
         if keep < head_tokens:
             raise too_small(head_tokens + suffix_tokens)
+        ids = tokens.first(keep)  # the cut only shortens from here
         while True:
             head = self.tokenizer.decode(ids[:keep].tolist())
             text = head + parts.suffix

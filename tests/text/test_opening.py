@@ -1,0 +1,160 @@
+"""A prompt's tokens from its opening (text/opening.py): the same fit as encoding the whole prompt (prompt bytes,
+record with every count, spans) on every real row at several budgets, in both prompt styles and both proven
+encodings; with the opening learnt from another question of the same document, recalled from the cache file and
+encoded only as far as the cut needs, or absent; on random text of troublesome characters and at boundaries built to
+break it; and a document asked several questions is encoded once."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from array import array
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REAL_TASKS
+from tests.text.test_fit_memo import SpyTiktoken
+from tests.text.test_junction import TROUBLE, Untrusted
+from tests.text.test_templates import real_examples
+from tests.text.test_truncation import example
+from zeroscrolls.core.errors import ExampleFailed
+from zeroscrolls.core.example import Example
+from zeroscrolls.providers.models import ModelProfile, get_model
+from zeroscrolls.run.planning import fit_budget, fit_example
+from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
+from zeroscrolls.text.fitted import Budget, FittedPrompt
+from zeroscrolls.text.opening import NO_OPENING, first_tokens, opening_of
+from zeroscrolls.text.templates import PromptParts, PromptStyle, build_prompt
+from zeroscrolls.text.tokenizers import official_encoding
+from zeroscrolls.text.truncation import Truncator
+
+TEMPLATES = load_templates()
+ENCODINGS = ("cl100k_base", "o200k_base")
+BUDGETS = (2048, 4096, 8192, 32768)
+
+
+def reference(encoding: str) -> Truncator:
+    """The whole prompt encoded: the same encoding behind a type no shortcut trusts."""
+    return Truncator(Untrusted(SpyTiktoken(encoding)))
+
+
+def fits(examples: list[Example], profile: ModelProfile, truncator: Truncator) -> list[FittedPrompt | str]:
+    out: list[FittedPrompt | str] = []
+    for ex in examples:
+        try:
+            out.append(fit_example(ex, TEMPLATES[ex.task], profile, truncator))
+        except ExampleFailed as exc:
+            out.append(str(exc))
+    return out
+
+
+def outcome(truncator: Truncator, parts: PromptParts, budget: Budget) -> FittedPrompt | str:
+    """The fit, or the error that says why there is none."""
+    try:
+        return truncator.fit_to(parts, budget)
+    except ExampleFailed as exc:
+        return str(exc)
+
+
+def profiles(encoding: str, style: PromptStyle) -> list[ModelProfile]:
+    base = dataclasses.replace(get_model("gpt-4"), tokenizer=f"tiktoken:{encoding}", prompt_style=style)
+    return [dataclasses.replace(base, max_tokens=budget) for budget in BUDGETS]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("style", [PromptStyle.CHAT, PromptStyle.COMPLETION])
+def test_every_real_row_fits_as_encoding_the_whole_prompt(
+    real_data_dir: Path, tmp_path: Path, encoding: str, style: PromptStyle
+) -> None:
+    examples = [ex for task in REAL_TASKS for ex in real_examples(real_data_dir, task)]
+    shared = Truncator(SpyTiktoken(encoding))  # one truncator for every budget, as a sweep shares it
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        learning = Truncator(SpyTiktoken(encoding))
+        learning.memo = cache.fits()
+        fits(examples, profiles(encoding, style)[0], learning)  # every opening remembered at the first budget
+        prefixes = 0
+        for profile in profiles(encoding, style)[1:]:
+            expected = fits(examples, profile, reference(encoding))
+            assert fits(examples, profile, shared) == expected
+            spy = SpyTiktoken(encoding)
+            recalling = Truncator(spy)
+            recalling.memo = cache.fits()  # openings recalled, fits at this budget not: the cut from a prefix
+            assert fits(examples, profile, recalling) == expected
+            whole = sum(len(build_prompt(ex, TEMPLATES[ex.task], style, TASKS[ex.task]).text) for ex in examples)
+            assert sum(map(len, spy.encoded)) < 0.75 * whole  # cut documents encoded about as far as the cut
+            prefixes += sum(f.record.truncated for f in expected if isinstance(f, FittedPrompt))
+    assert prefixes > len(examples)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_document_asked_several_questions_is_encoded_once(encoding: str) -> None:
+    document = " ".join(f"Sentence {i} tells of Tom and Ann." for i in range(2000))
+    questions = [example("narrative_qa", document, q) for q in ("Who?", "Where did they go?", "Why?")]
+    spy = SpyTiktoken(encoding)
+    truncator = Truncator(spy)
+    for budget in (4096, 8192, 65536):
+        profile = dataclasses.replace(get_model("gpt-4"), tokenizer=f"tiktoken:{encoding}", max_tokens=budget)
+        for ex in questions:
+            assert fit_example(ex, TEMPLATES[ex.task], profile, truncator) == fit_example(
+                ex, TEMPLATES[ex.task], profile, reference(encoding)
+            )
+    longest = sorted(len(text) for text in spy.encoded)
+    assert longest[-1] > len(document) and longest[-2] < 1000  # the opening once, then a few words and a query
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_random_documents_of_troublesome_characters_fit_as_encoding_the_whole_prompt(encoding: str) -> None:
+    rng = random.Random(28)
+    truncator = Truncator(SpyTiktoken(encoding))
+    whole = reference(encoding)
+    taken = 0
+    for _ in range(60):
+        document = "".join(rng.choice(TROUBLE) for _ in range(rng.randrange(200, 3000)))
+        ex = example("qasper", document, rng.choice(["Who?", "What is 12/34?", " x", "日本?"]))
+        parts = build_prompt(ex, TEMPLATES["qasper"], PromptStyle.CHAT, TASKS["qasper"])
+        for max_tokens in sorted(rng.sample(range(200, 3000), 6)):
+            profile = dataclasses.replace(get_model("gpt-4"), tokenizer=f"tiktoken:{encoding}", max_tokens=max_tokens)
+            budget = fit_budget(TASKS["qasper"], profile)
+            assert outcome(truncator, parts, budget) == outcome(whole, parts, budget), (document, max_tokens)
+        taken += truncator._openings.find(parts.text[: parts.document_end]) not in (None, NO_OPENING)
+    assert taken > 30  # most documents had a shared point near their end
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize(
+    "document",
+    [
+        "Words before. " * 200 + "日本語のテキスト" * 400,  # no shared point in the long run of CJK at its end
+        "Words before. " * 200 + "x" * 5000,  # nor in a run of one letter: a cut there reaches past the last point
+        "The end came.\n" + " " * 3000,  # a document ending in a long run of spaces
+        "café " * 800 + "😀" * 300,  # multi-byte characters at the end and at the cut
+        "path/to/file\n/usr/bin\n" * 300,  # o200k's slashes after line feeds
+        "x\n" * 2000,  # line feeds and single letters only
+    ],
+)
+def test_boundaries_built_to_break_it_fit_as_encoding_the_whole_prompt(encoding: str, document: str) -> None:
+    ex = example("narrative_qa", document, "Who?")
+    whole = reference(encoding)
+    parts = build_prompt(ex, TEMPLATES["narrative_qa"], PromptStyle.CHAT, TASKS["narrative_qa"])
+    total = len(official_encoding(encoding).encode(parts.text, disallowed_special=()))
+    truncator = Truncator(SpyTiktoken(encoding))
+    for max_tokens in [*range(total - 40, total + 140, 7), total // 2, total // 3]:
+        profile = dataclasses.replace(get_model("gpt-4"), tokenizer=f"tiktoken:{encoding}", max_tokens=max_tokens)
+        budget = fit_budget(TASKS["narrative_qa"], profile)
+        assert outcome(truncator, parts, budget) == outcome(whole, parts, budget), max_tokens
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_first_tokens_come_from_a_prefix_grown_until_a_shared_point_lies_past_them(encoding: str) -> None:
+    spy = SpyTiktoken(encoding)
+    text = "Instruction.\n\nStory:\n" + "A word and a line.\n" * 3000 + "x" * 400 + " The end."
+    ids = spy.encode(text)
+    opening = opening_of(spy, text, array("I", ids))
+    assert opening is not None and 0 < opening.tokens <= len(ids)
+    spy.encoded.clear()
+    for n in (1, 10, 500, 5000, opening.tokens):
+        assert list(first_tokens(spy, text, opening, n) or []) == ids[:n]
+    assert first_tokens(spy, text, opening, opening.tokens + 1) is None
+    assert len(spy.encoded[2]) < len(text) // 5  # 500 tokens came from a short prefix
