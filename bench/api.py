@@ -19,6 +19,7 @@ Prompts are real validation rows (9 per task, 63 requests) for gpt-4 at 8192 tok
     python bench/api.py               (from the repository root; reads tests/data/zeroscrolls)
     python bench/api.py --streaming   (only (d); --copies 10 for one size, default 10,100)
     python bench/api.py --warm        (only (e); --copies 1 for one size, default 1,10)
+    --python PATH                     (with (d) or (e): run zeroscrolls with another environment's interpreter)
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ REAL_DATA = ROOT / "tests" / "data" / "zeroscrolls"
 LATENCY_S = 0.3
 OFFICIAL_SLEEP_S = 0.5
 PER_TASK = 9
+RUNNER = sys.argv[sys.argv.index("--python") + 1] if "--python" in sys.argv else sys.executable
+"""The interpreter that runs `zeroscrolls run` in (d) and (e): this one, or `--python` another environment's (a user's
+install without the dev extra, whose test-only packages, SciPy among them, slow start-up)."""
 TPM_RUN_S = 20.0
 """Size of the tokens-per-minute limit in (b): the run should take about this long at it."""
 
@@ -155,7 +159,7 @@ def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, floa
     to the first request, seconds from first to last request, peak RSS in MB, CPU seconds."""
     data = work / f"copies-{copies}"
     write_rows(copied_rows(copies), data)
-    command = [sys.executable, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
+    command = [RUNNER, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
     command += ["--base-url", server.openai_base_url, "--concurrency", "32", "--no-cache"]
     command += ["--output", str(work / "stream"), "--run-name", f"copies-{copies}"]
     before = len(server.received)
@@ -192,7 +196,7 @@ def warm_rerun(work: Path, copies: int) -> None:
     data = work / f"warm-{copies}"
     write_rows(copied_rows(copies), data)
     with ApiServer(latency=LATENCY_S).running() as server:
-        command = [sys.executable, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
+        command = [RUNNER, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
         command += ["--base-url", server.openai_base_url, "--concurrency", "32"]
         command += ["--cache", str(work / f"warm-{copies}.sqlite")]
         command += ["--output", str(work / "warm"), "--run-name", f"warm-{copies}"]

@@ -67,8 +67,10 @@ class _LRU(Generic[K, V]):
 class Truncator:
     """Truncates prompts with one tokenizer, remembering recent encodings so a sweep over budgets tokenizes each
     text once. Token ids are kept as 4-byte arrays (a Python list of ints costs about 9x more) and only for texts
-    that are sliced; for the rest only their counts. Given a `memo` (the run's cache), every fit is remembered
-    there too, and a fit found there is rebuilt without tokenizing (text/fit_memo.py)."""
+    that are sliced; for the rest only their counts. Where the encoding proves it, a prompt's tokens come from its
+    opening's (text/opening.py), so a document asked several questions is encoded once. Given a `memo` (the run's
+    cache), every fit and opening is remembered there too: a fit found there is rebuilt without tokenizing
+    (text/fit_memo.py), and an opening found there is encoded only as far as a cut needs."""
 
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
@@ -112,10 +114,11 @@ class Truncator:
         return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
 
     def prefetch(self, prompts: Sequence[PromptParts], budget: Budget) -> None:
-        """Prepare the next `fit` calls: recall the fits the memo holds, all in one look-up, and encode the whole
-        prompts of the others in one batch on every core, so a planner that fits a few examples at a time spreads
-        tokenization over the cores. Exact: the batch encodes each text as `encode` does. A tokenizer without a
-        batch encoder (`batches`), or one that only counts, encodes nothing here."""
+        """Prepare the next `fit` calls: recall the fits (and openings) the memo holds, all in one look-up, and
+        encode what the others start from in one batch on every core: their openings where those decide the
+        prompt's tokens (text/opening.py) and are new, else their whole prompts. So a planner that fits a few
+        examples at a time spreads tokenization over the cores. Exact: the batch encodes each text as `encode` does.
+        A tokenizer without a batch encoder (`batches`), or one that only counts, encodes nothing here."""
         keys = [self._key(p, budget) for p in prompts]
         if self.memo is not None and (wanted := [k for k in keys if k is not None]):
             self._recalled.update(dict.fromkeys(wanted, "") | self.memo.get_fits(wanted))  # "": looked up, absent
