@@ -4,12 +4,14 @@ or was drawn otherwise, draws it again."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
-from zeroscrolls.output.plots import INPUTS_KEY, run_overview
+from zeroscrolls.output.drawn import INPUTS_KEY, overview
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 RECORDS = {
@@ -25,20 +27,20 @@ def stamp(path: Path) -> tuple[int, bytes]:
 
 def test_the_same_inputs_are_not_drawn_again_and_changed_ones_are(tmp_path: Path) -> None:
     path = tmp_path / "overview.png"
-    run_overview(RECORDS, PER_EXAMPLE, path)
+    overview(RECORDS, PER_EXAMPLE, path)
     first = stamp(path)
     assert first[1].startswith(PNG_SIGNATURE) and INPUTS_KEY.encode() in first[1][:4096]
-    assert run_overview(RECORDS, PER_EXAMPLE, path) == path and stamp(path) == first
+    assert overview(RECORDS, PER_EXAMPLE, path) == path and stamp(path) == first
 
     changed = {"qasper": {"a": {"f1": 40.0}, "b": {"f1": 61.0}}}
-    run_overview(RECORDS, changed, path)
+    overview(RECORDS, changed, path)
     assert stamp(path)[1] != first[1]
 
     path.write_bytes(first[1].replace(INPUTS_KEY.encode(), b"x" * len(INPUTS_KEY)))  # drawn by something else
-    run_overview(RECORDS, PER_EXAMPLE, path)
+    overview(RECORDS, PER_EXAMPLE, path)
     assert stamp(path)[1] == first[1]
     path.unlink()
-    run_overview(RECORDS, PER_EXAMPLE, path)
+    overview(RECORDS, PER_EXAMPLE, path)
     assert path.read_bytes() == first[1]
 
 
@@ -52,3 +54,15 @@ def test_a_warm_rerun_redraws_no_plot(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     assert [stamp(p) for p in plots] == before
+
+
+def test_a_warm_rerun_loads_no_matplotlib(tmp_path: Path) -> None:
+    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "naive"]
+    command += ["--data", "sample", "-o", str(tmp_path), "--cache", str(tmp_path / "c.sqlite")]
+
+    def imported() -> set[str]:
+        ran = subprocess.run(command, capture_output=True, text=True, check=True)
+        return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+
+    assert "matplotlib" in imported()  # the first run draws its plots
+    assert "matplotlib" not in imported()  # the rerun finds them current and draws none

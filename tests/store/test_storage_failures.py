@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from zeroscrolls.cli.main import app
-from zeroscrolls.output.plots import INPUTS_KEY
+from zeroscrolls.output.drawn import INPUTS_KEY
 from zeroscrolls.store.cache import GenerationCache
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,7 +20,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import plan_run
 from zeroscrolls.metrics import score_examples
-from zeroscrolls.output.plots import run_overview
+from zeroscrolls.output.drawn import overview
 from zeroscrolls.results.scoring import load_predictions
 from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.zeroscrolls.metric import score_example
@@ -214,7 +214,7 @@ def test_run_overview_plot_of_a_real_run(synthetic_data: Path, tmp_path: Path) -
         )
         for task, preds in predictions.items()
     }
-    path = run_overview(records, per_example, tmp_path / "overview.png")
+    path = overview(records, per_example, tmp_path / "overview.png")
     assert path.read_bytes()[:8] == PNG_SIGNATURE
     with Image.open(path) as image:
         image.verify()

@@ -7,34 +7,26 @@ benchmark mean) and a run's per-example records. Score panels share one 0-100 ax
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from zeroscrolls.output.atomic import remove_stale_temporaries, write_atomic
+from zeroscrolls.output.atomic import write_atomic
 from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES
 
 if TYPE_CHECKING:
     import pandas as pd  # sweeps pass frames; a run's plots need no pandas, so a run does not import it
 
-    from zeroscrolls.results.formats import FormatAnalysis
     from zeroscrolls.suites.breakdowns import Analysis, Breakdown
 
 AVERAGE = "average"
 """The `task` value of the benchmark-average rows."""
 DPI = 110
-INPUTS_KEY = "zeroscrolls-inputs"
-"""The PNG text chunk holding the digest of what a run's plot shows (matplotlib writes it before the image data)."""
-PNG_HEAD_BYTES = 4096
-"""Where that chunk lies: in the first bytes, after the header and matplotlib's own "Software" chunk."""
 
 
 def _grid(panels: int, width: float = 3.6, height: float = 2.8, sharey: bool = False) -> tuple[Figure, list[Axes]]:
@@ -54,36 +46,15 @@ def _budget_axis(ax: Axes, budgets: Sequence[int]) -> None:
     ax.grid(alpha=0.3)
 
 
-def _save(figure: Figure, path: Path, inputs: str | None = None) -> Path:
-    """`figure` as a PNG at `path`; `inputs` (the digest of what it shows) is kept in the file's own text chunk."""
-    metadata = {INPUTS_KEY: inputs} if inputs else None
+def save(figure: Figure, path: Path, metadata: dict[str, str] | None = None) -> Path:
+    """`figure` as a PNG at `path`, with `metadata` as text chunks of its own (drawn.py keeps a digest there)."""
     write_atomic(path, lambda fh: figure.savefig(fh, dpi=DPI, format="png", metadata=metadata), binary=True)
     return path
 
 
-def _drawn(path: Path, inputs: tuple[Any, ...], draw: Callable[[], Figure]) -> Path:
-    """The plot at `path`, drawn only when the PNG there was not drawn from the same inputs by the same code: a
-    rerun of an unchanged run redraws nothing (drawing a run's plots takes most of a second)."""
-    digest = hashlib.sha256(repr((_plot_code(), inputs)).encode("utf-8", "surrogatepass")).hexdigest()
-    try:
-        with path.open("rb") as fh:
-            if f"{INPUTS_KEY}\0{digest}".encode() in fh.read(PNG_HEAD_BYTES):
-                remove_stale_temporaries(path)
-                return path
-    except OSError:
-        pass
-    return _save(draw(), path, digest)
-
-
-@functools.cache
-def _plot_code() -> str:
-    """What draws a plot besides its inputs: this module and matplotlib's release."""
-    return hashlib.sha256(Path(__file__).read_bytes() + matplotlib.__version__.encode()).hexdigest()
-
-
 def score_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
     """`score_figure` saved as a PNG."""
-    return _save(score_figure(frame), path)
+    return save(score_figure(frame), path)
 
 
 def score_figure(frame: pd.DataFrame) -> Figure:
@@ -134,28 +105,10 @@ def kept_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
     if models:
         figure.legend(*axes[0].get_legend_handles_labels(), loc="outside right center", fontsize="small")
     figure.suptitle("Share of each document the model saw")
-    return _save(figure, path)
+    return save(figure, path)
 
 
-def run_overview(
-    records: Mapping[str, Sequence[Mapping[str, Any]]],
-    per_example: Mapping[str, Mapping[str, Mapping[str, float]]],
-    path: Path,
-) -> Path:
-    """A run at a glance: per task, the distribution of the share of document kept and of per-example scores.
-
-    `records` are a run's `records/<task>.jsonl` rows (tasks in their suite's order); `per_example` is
-    `{task: metrics.score_examples(...)}` (empty for the test split). For ROUGE tasks an example's value is the
-    mean of its R1, R2 and RL.
-    """
-    tasks = list(records)
-    kept = [[100 * r["truncation"]["kept_fraction"] for r in records[t] if r.get("truncation")] for t in tasks]
-    scored = [t for t in tasks if per_example.get(t)]
-    values = [[sum(v.values()) / len(v) for v in per_example[t].values()] for t in scored]
-    return _drawn(path, (tasks, kept, scored, values), lambda: _overview_figure(tasks, kept, scored, values))
-
-
-def _overview_figure(tasks: list[str], kept: list[list[float]], scored: list[str], values: list[list[float]]) -> Figure:
+def overview_figure(tasks: list[str], kept: list[list[float]], scored: list[str], values: list[list[float]]) -> Figure:
     figure, (kept_ax, score_ax) = _grid(2, width=6.0, height=3.6)
     kept_ax.boxplot(kept, tick_labels=tasks, orientation="horizontal")
     kept_ax.set_xlabel("document kept (%)")
@@ -171,16 +124,7 @@ def _overview_figure(tasks: list[str], kept: list[list[float]], scored: list[str
     return figure
 
 
-def output_lengths(analyses: Sequence[FormatAnalysis], path: Path) -> Path:
-    """The paper's Figure 5 per task: words of the outputs beside words of the references (median of each
-    example's references), as paired horizontal box plots on a log scale."""
-    tasks = [a.task for a in analyses]
-    outputs = [list(a.prediction_words.values()) or [0] for a in analyses]
-    references = [list(a.reference_words.values()) or [0] for a in analyses]
-    return _drawn(path, (tasks, outputs, references), lambda: _lengths_figure(tasks, outputs, references))
-
-
-def _lengths_figure(tasks: list[str], outputs: list[list[int]], references: list[list[float]]) -> Figure:
+def lengths_figure(tasks: list[str], outputs: list[list[int]], references: list[list[float]]) -> Figure:
     figure, (ax,) = _grid(1, width=7.0, height=0.55 * max(len(tasks), 2) + 1.2)
     rows = range(len(tasks))
     style = {"orientation": "horizontal", "widths": 0.35, "patch_artist": True, "showfliers": False}
@@ -202,14 +146,7 @@ def _lengths_figure(tasks: list[str], outputs: list[list[int]], references: list
     return figure
 
 
-def breakdown_lines(series: Mapping[str, Breakdown], analysis: Analysis, path: Path) -> Path:
-    """One breakdown of a task's score (e.g. NarrativeXL's accuracy by retention demand, the forgetting curve): one
-    line per series (a task of a run, a model and budget of a sweep) over the groups in order, bootstrap intervals
-    as error bars, the chance level dashed; groups without examples are left out of their line."""
-    return _drawn(path, (dict(series), analysis), lambda: _breakdown_figure(series, analysis))
-
-
-def _breakdown_figure(series: Mapping[str, Breakdown], analysis: Analysis) -> Figure:
+def breakdown_figure(series: Mapping[str, Breakdown], analysis: Analysis) -> Figure:
     first = next(iter(series.values()))
     labels = list(first.groups)
     figure, (ax,) = _grid(1, width=7.0, height=4.2)

@@ -27,7 +27,7 @@ import jsonlines
 
 from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.output import report
+from zeroscrolls.output import drawn, report
 from zeroscrolls.output.atomic import write_atomic
 from zeroscrolls.run.values import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.store.failures import cannot_write
@@ -226,23 +226,21 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
         folder.scores.unlink(missing_ok=True)
     manifest = _manifest(plan, result, started)
     per_example = {t: r.per_example for t, r in result.scores.tasks.items()} if result.scores is not None else {}
-    from zeroscrolls.output import plots  # matplotlib: imported when a run is written, not when the CLI starts
-
-    overview = plots.run_overview(records, per_example, folder.root / OVERVIEW_PLOT)
+    overview = drawn.overview(records, per_example, folder.root / OVERVIEW_PLOT)
     analyses = [r.formats for r in result.scores.tasks.values() if r.formats] if result.scores is not None else []
-    lengths = plots.output_lengths(analyses, folder.root / LENGTHS_PLOT).name if analyses else None
+    lengths = drawn.lengths(analyses, folder.root / LENGTHS_PLOT).name if analyses else None
     empty = {
         task: [r.planned.example.id for r in items if r.prediction == ""] for task, items in result.results.items()
     }
-    drawn = _analysis_plot(result.scores, folder.root)
-    text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, drawn)
+    breakdown = _analysis_plot(result.scores, folder.root)
+    text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, breakdown)
     write_text(folder.report, text)
     write_json(folder.manifest, manifest)
 
 
 def import_plots_early() -> None:
     """Import the plotting module (matplotlib, about a second) in a background thread while requests are in flight,
-    so writing the run after its last answer does not wait for it; the lazy import in `write_run` waits on this one."""
+    so writing the run after its last answer does not wait for it; the lazy import in drawn.py waits on this one."""
     threading.Thread(
         target=importlib.import_module, args=("zeroscrolls.output.plots",), name="import-plots", daemon=True
     ).start()
@@ -286,11 +284,9 @@ def _analysis_plot(scores: BenchmarkResult | None, root: Path) -> str | None:
     first = next(iter(analysed.values()), None)
     if first is None or first.plotted is None:
         return None
-    from zeroscrolls.output import plots
-
     series = {task: analysis.get(first.plotted) for task, analysis in analysed.items()}
-    drawn = {task: breakdown for task, breakdown in series.items() if breakdown is not None}
-    return plots.breakdown_lines(drawn, first, root / f"{first.plotted}.png").name
+    shown = {task: breakdown for task, breakdown in series.items() if breakdown is not None}
+    return drawn.breakdown(shown, first, root / f"{first.plotted}.png").name
 
 
 def _suite_fields(r: ExampleResult, suite: Suite) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.engine import plan_run
-from zeroscrolls.output import plots, runfolder
+from zeroscrolls.output import drawn, plots, runfolder
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.values import Plan, RunResult
 from zeroscrolls.store.cache import GenerationCache
@@ -140,4 +140,4 @@ def _write_analyses(folder: Path, points: Sequence[PointSummary]) -> None:
         for m, b, t, a in analysed
         if (breakdown := a.get(first.plotted)) is not None
     }
-    plots.breakdown_lines(series, first, folder / f"{first.plotted}.png")
+    drawn.breakdown(series, first, folder / f"{first.plotted}.png")
