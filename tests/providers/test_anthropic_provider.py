@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tests.api_server import GENEROUS_RPM, ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import RunStopped, UsageError
-from zeroscrolls.engine import keep_counts
+from zeroscrolls.engine import remember_in_cache
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.models import REGISTRY
@@ -37,7 +37,7 @@ def planned(
 ) -> list[Request]:
     profile = provider.profile(MODEL, max_tokens)
     truncator = Truncator(provider.tokenizer(profile))
-    keep_counts(truncator, cache)
+    remember_in_cache(truncator, cache)
     return [r for task in tasks for r in plan_requests(provider, profile, task, truncator=truncator)]
 
 

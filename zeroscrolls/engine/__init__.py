@@ -1,7 +1,7 @@
 """Carrying out a plan: planning, the dry-run estimate, the scheduler and cost cap, collecting answers, the runner.
 
 What the layers above use, read from its module on first access (importing `zeroscrolls.engine.progress` stays
-cheap): `plan_run` and `keep_counts` (plan.py), `estimate` and `TaskEstimate` (dry_run.py), `execute` (runner.py),
+cheap): `plan_run` and `remember_in_cache` (plan.py), `estimate` and `TaskEstimate` (dry_run.py), `execute` (runner.py),
 `postprocess` (collecting.py), and the progress a run reports, `Progress`, `Tally`, `PlainProgress` (progress.py).
 """
 
@@ -16,7 +16,7 @@ __all__ = [
     "Tally",
     "estimate",
     "execute",
-    "keep_counts",
+    "remember_in_cache",
     "plan_run",
     "postprocess",
 ]
@@ -25,7 +25,7 @@ __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         "plan_run": "zeroscrolls.engine.plan",
-        "keep_counts": "zeroscrolls.engine.plan",
+        "remember_in_cache": "zeroscrolls.engine.plan",
         "estimate": "zeroscrolls.engine.dry_run",
         "TaskEstimate": "zeroscrolls.engine.dry_run",
         "execute": "zeroscrolls.engine.runner",

@@ -63,7 +63,7 @@ def plan_run(
     layouts = suite.load_templates()  # rows follow the dataset's layout whatever the prompts say
     tasks, skipped = _select_tasks(config)
     truncator = truncator or Truncator(provider.tokenizer(profile), cache_size=RUN_ENCODINGS)
-    keep_counts(truncator, cache)
+    remember_in_cache(truncator, cache)
 
     def read(task: str) -> Iterator[Example]:
         return islice(suite.iter_examples(task, config.split, config.data, layouts, config.selection), config.limit)
@@ -95,7 +95,7 @@ def plan_run(
     return Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
 
 
-def keep_counts(truncator: Truncator, cache: GenerationCache | None) -> None:
+def remember_in_cache(truncator: Truncator, cache: GenerationCache | None) -> None:
     """Let the truncator remember its fits, and a count-only tokenizer its counts, in the run's cache (nothing
     with --no-cache), so a rerun tokenizes nothing it tokenized before."""
     if cache is None:

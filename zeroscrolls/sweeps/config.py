@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.engine import keep_counts
+from zeroscrolls.engine import remember_in_cache
 from zeroscrolls.providers.base import option_flag
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.planning import resolve_model
@@ -100,7 +100,7 @@ def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dic
         if profile.tokenizer not in by_spec:
             size = ENCODINGS_PER_EXAMPLE * examples * specs.count(profile.tokenizer) + 64
             by_spec[profile.tokenizer] = Truncator(provider.tokenizer(profile), cache_size=size)
-            keep_counts(by_spec[profile.tokenizer], cache)
+            remember_in_cache(by_spec[profile.tokenizer], cache)
     return {model: by_spec[profile.tokenizer] for model, (_, profile) in resolved.items()}
 
 
