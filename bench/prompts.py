@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from scoring import DEFAULT_DATA, real_examples, scrolls_examples  # the sibling bench script: the real rows
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.whole_encoding lives in the checkout
+
+from tests.whole_encoding import WholeEncoding
 from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.run.planning import fit_example
@@ -56,25 +59,6 @@ def report(label: str, rows: int, seconds: list[float], cut: int) -> None:
     print(
         f"{label:<28} {rows} rows  {median:6.3f} s (median of {len(seconds)})  {rows / median:7.1f} rows/s  {cut} cut"
     )
-
-
-class WholeEncoding:
-    """The same encoding behind a type truncation does not prove: every prompt is encoded whole, as before openings."""
-
-    eos_token_id = None
-
-    def __init__(self, inner: Tokenizer) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        return self.inner.encode(text)
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return self.inner.decode(ids)
-
-    def count(self, text: str) -> int:
-        return self.inner.count(text)
 
 
 def asked(example: Example, times: int) -> list[Example]:

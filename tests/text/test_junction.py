@@ -15,6 +15,7 @@ import tiktoken
 
 from tests.conftest import REAL_TASKS
 from tests.text.test_templates import real_examples
+from tests.whole_encoding import WholeEncoding
 from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import get_model
 from zeroscrolls.run.planning import fit_example
@@ -46,25 +47,6 @@ TROUBLE = [
     "123",
 ]
 TROUBLE += [".", "...", "\u00a0", "\u2028", "\x1c", '"', "(", "-", " '", "<|endoftext|>", "\u200b"]
-
-
-class Untrusted:
-    """The same encoding behind a type the shortcut does not know: it encodes the joined text whole."""
-
-    eos_token_id = None
-
-    def __init__(self, inner: TiktokenTokenizer) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
-        return self.inner.encode(text)
-
-    def decode(self, ids: Sequence[int]) -> str:
-        return self.inner.decode(ids)
-
-    def count(self, text: str) -> int:
-        return self.inner.count(text)
 
 
 def rows(real_data_dir: Path) -> list[Example]:
@@ -147,7 +129,7 @@ def test_a_pattern_not_proven_encodes_the_joined_text_whole() -> None:
     ids = official.encode("Some words of prose. " * 50)
     assert shared_tokens(official, ids, 100) is not None
     assert shared_tokens(TiktokenTokenizer(changed), ids, 100) is None
-    assert shared_tokens(Untrusted(official), ids, 100) is None
+    assert shared_tokens(WholeEncoding(official), ids, 100) is None
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -159,7 +141,7 @@ def test_truncation_with_the_shortcut_fits_every_real_row_as_without_it(name: st
     for model in ("gpt-4", "gpt-3.5-turbo-instruct"):  # chat and completion prompts
         for max_tokens in (2048, 8192):
             profile = dataclasses.replace(get_model(model), max_tokens=max_tokens)
-            fast, slow = Truncator(tokenizer), Truncator(Untrusted(tokenizer))
+            fast, slow = Truncator(tokenizer), Truncator(WholeEncoding(tokenizer))
             assert slow._encodes and not slow.batches
             for example in rows(real_data_dir):
                 template = templates[example.task]

@@ -15,9 +15,10 @@ import pytest
 
 from tests.conftest import REAL_TASKS
 from tests.text.test_fit_memo import SpyTiktoken
-from tests.text.test_junction import TROUBLE, Untrusted
+from tests.text.test_junction import TROUBLE
 from tests.text.test_templates import real_examples
 from tests.text.test_truncation import example
+from tests.whole_encoding import WholeEncoding
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import ModelProfile, get_model
@@ -37,7 +38,7 @@ BUDGETS = (2048, 4096, 8192, 32768)
 
 def reference(encoding: str) -> Truncator:
     """The whole prompt encoded: the same encoding behind a type no shortcut trusts."""
-    return Truncator(Untrusted(SpyTiktoken(encoding)))
+    return Truncator(WholeEncoding(SpyTiktoken(encoding)))
 
 
 def fits(examples: list[Example], profile: ModelProfile, truncator: Truncator) -> list[FittedPrompt | str]:
