@@ -18,6 +18,7 @@ from tests.text.test_fit_memo import SpyTiktoken
 from tests.text.test_junction import TROUBLE
 from tests.text.test_templates import real_examples
 from tests.text.test_truncation import example
+from tests.tiny_models import build_tiny_t5_tokenizer, needs_local
 from tests.whole_encoding import WholeEncoding
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
@@ -28,7 +29,7 @@ from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
 from zeroscrolls.text.fitted import Budget, FittedPrompt
 from zeroscrolls.text.opening import NO_OPENING, first_tokens, opening_of
 from zeroscrolls.text.templates import PromptParts, PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import official_encoding
+from zeroscrolls.text.tokenizers import Tokenizer, WhitespaceTokenizer, load_tokenizer, official_encoding
 from zeroscrolls.text.truncation import Truncator
 
 TEMPLATES = load_templates()
@@ -159,3 +160,14 @@ def test_the_first_tokens_come_from_a_prefix_grown_until_a_shared_point_lies_pas
         assert list(first_tokens(spy, text, opening, n) or []) == ids[:n]
     assert first_tokens(spy, text, opening, opening.tokens + 1) is None
     assert len(spy.encoded[2]) < len(text) // 5  # 500 tokens came from a short prefix
+
+
+@needs_local
+def test_tokenizers_it_does_not_prove_encode_every_prompt_whole(tmp_path: Path) -> None:
+    """Hugging Face tokenizers (SentencePiece and Unigram ones too) and the whitespace tokenizer: no opening is
+    proven, so every prompt is encoded whole, as before openings existed."""
+    t5 = load_tokenizer(f"hf:{build_tiny_t5_tokenizer(tmp_path / 't5')}")
+    for tokenizer in (t5, WhitespaceTokenizer()):
+        assert isinstance(tokenizer, Tokenizer)
+        text = "Instruction.\n\nStory:\n" + "A word and a line.\n" * 200
+        assert opening_of(tokenizer, text, array("I", tokenizer.encode(text))) is None
