@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, tail_span
+from zeroscrolls.text.opening import Opening
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import (
     AnthropicTokenCounter,
@@ -115,6 +116,16 @@ def opening_key(fingerprint: str, text: str) -> str | None:
     digest = hashlib.sha256(json.dumps([MEMO_FORMAT, code, fingerprint, "opening", len(text)]).encode())
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
+
+
+def opening_value(opening: Opening) -> str:
+    """The memo value of what an opening's tokens say."""
+    return json.dumps(astuple(opening))
+
+
+def recalled_opening(value: str) -> Opening:
+    """The opening a memo value describes (`opening_value`)."""
+    return Opening(*json.loads(value))
 
 
 def describe(parts: PromptParts, fitted: FittedPrompt) -> str | None:

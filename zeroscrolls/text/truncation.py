@@ -7,16 +7,23 @@ instruction, headers, query and response header are never cut. Every result carr
 from __future__ import annotations
 
 import functools
-import json
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import astuple
 from typing import Generic, TypeVar, cast
 
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.counted import fit_by_count
-from zeroscrolls.text.fit_memo import FitStore, describe, fit_key, opening_key, restore, tokenizer_fingerprint
+from zeroscrolls.text.fit_memo import (
+    FitStore,
+    describe,
+    fit_key,
+    opening_key,
+    opening_value,
+    recalled_opening,
+    restore,
+    tokenizer_fingerprint,
+)
 from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
 from zeroscrolls.text.junction import joined_length, proven
 from zeroscrolls.text.opening import NO_OPENING, Opening, PromptTokens, first_tokens, opening_of
@@ -46,12 +53,11 @@ class _LRU(Generic[K, V]):
         return value
 
     def get(self, key: K, compute: Callable[[], V]) -> V:
-        value = self._items.get(key)
+        """The value of `key`, computed and held when it is not."""
+        value = self.find(key)
         if value is None:
             value = compute()
             self.put(key, value)
-        else:
-            self._items.move_to_end(key)
         return value
 
     def put(self, key: K, value: V) -> None:
@@ -142,11 +148,11 @@ class Truncator:
         texts = [t for t in dict.fromkeys(texts) if self._openings.find(t) is None]
         if self.memo is None or self.fingerprint is None or not texts:
             return texts
-        keys = {t: opening_key(self.fingerprint, t) for t in texts}
+        keys = {t: self._opening_key(t) for t in texts}
         found = self.memo.get_fits([k for k in keys.values() if k is not None])
         for text, key in keys.items():
             if key in found:
-                self._openings.put(text, Opening(*json.loads(found[key])))
+                self._openings.put(text, recalled_opening(found[key]))
         return [t for t, k in keys.items() if k not in found]
 
     def _key(self, parts: PromptParts, budget: Budget) -> str | None:
@@ -270,11 +276,11 @@ class Truncator:
         key = self._opening_key(text)
         value = self.memo.get_fits([key]).get(key) if recall and self.memo is not None and key is not None else None
         if value is not None:
-            opening = Opening(*json.loads(value))
+            opening = recalled_opening(value)
         else:
             opening = opening_of(cast(Tokenizer, self.tokenizer), text, self._encode(text)) or NO_OPENING
             if self.memo is not None and key is not None:
-                self.memo.put_fits({key: json.dumps(astuple(opening))})
+                self.memo.put_fits({key: opening_value(opening)})
         self._openings.put(text, opening)
         return opening
 
