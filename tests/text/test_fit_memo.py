@@ -25,7 +25,7 @@ from zeroscrolls.text import fit_memo
 from zeroscrolls.text.fit_memo import code_digest, fit_key, tokenizer_fingerprint
 from zeroscrolls.text.fitted import Budget
 from zeroscrolls.text.templates import PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer, official_encoding
+from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 
 TEMPLATES = load_templates()
@@ -35,7 +35,8 @@ class SpyTiktoken(TiktokenTokenizer):
     """The official encoding, noting every text it encodes, one at a time or in a batch."""
 
     def __init__(self, encoding: str = "cl100k_base") -> None:
-        super().__init__(official_encoding(encoding))
+        official = TiktokenTokenizer.official(encoding)
+        super().__init__(official.identity, lambda: official.encoding)
         self.encoded: list[str] = []
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:

@@ -24,7 +24,6 @@ from zeroscrolls.text.tokenizers import (
     Tokenizer,
     WhitespaceTokenizer,
     load_tokenizer,
-    official_encoding,
 )
 from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
@@ -235,7 +234,8 @@ class NotingTiktoken(TiktokenTokenizer):
     """cl100k_base, noting each text it encodes one at a time."""
 
     def __init__(self) -> None:
-        super().__init__(official_encoding("cl100k_base"))
+        official = TiktokenTokenizer.official("cl100k_base")
+        super().__init__(official.identity, lambda: official.encoding)
         self.encoded: list[str] = []
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
@@ -248,7 +248,7 @@ def test_prompts_encoded_ahead_in_a_batch_fit_exactly_as_one_at_a_time(real_data
     profile = dataclasses.replace(get_model("gpt-4"), max_tokens=max_tokens)
     examples = [ex for task in REAL_TASKS for ex in real_examples(real_data_dir, task)[:3]]
     one_at_a_time = [
-        fit_example(ex, TEMPLATES[ex.task], profile, Truncator(TiktokenTokenizer(official_encoding("cl100k_base"))))
+        fit_example(ex, TEMPLATES[ex.task], profile, Truncator(TiktokenTokenizer.official("cl100k_base")))
         for ex in examples
     ]
     noting = NotingTiktoken()

@@ -150,7 +150,7 @@ class MockServer(ThreadingHTTPServer):
             raise UsageError(f"--latency must be at least 0 seconds, got {latency:g}")
         self.latency = latency
         self.report = report
-        self.tokenizer = TiktokenTokenizer(tiktoken_encoding(ENCODING))
+        self.tokenizer = TiktokenTokenizer.of(tiktoken_encoding(ENCODING))
         self.answered = 0
         self.counted = 0
         self._lock = threading.Lock()

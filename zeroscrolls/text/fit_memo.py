@@ -72,9 +72,7 @@ def tokenizer_fingerprint(tokenizer: TokenCounter) -> str | None:
     if isinstance(tokenizer, WhitespaceTokenizer):
         return "whitespace"
     if isinstance(tokenizer, TiktokenTokenizer):
-        encoding = tokenizer.encoding
-        parts = [encoding.name, encoding._pat_str, sorted(encoding._special_tokens.items()), encoding.n_vocab]
-        return _digest(["tiktoken", _version("tiktoken"), *parts])
+        return _digest(["tiktoken", _version("tiktoken"), *astuple(tokenizer.identity)])
     if isinstance(tokenizer, HFTokenizer):
         return _hf_fingerprint(tokenizer)
     if isinstance(tokenizer, AnthropicTokenCounter):

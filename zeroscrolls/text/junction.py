@@ -63,7 +63,7 @@ def proven(tokenizer: Tokenizer) -> bool:
     """Whether the argument above holds for `tokenizer`: an OpenAI encoding whose pattern is one it was made for."""
     if not isinstance(tokenizer, TiktokenTokenizer):
         return False
-    return PROVEN_PATTERNS.get(tokenizer.encoding.name) == tokenizer.encoding._pat_str
+    return PROVEN_PATTERNS.get(tokenizer.identity.name) == tokenizer.identity.pat_str
 
 
 def shared_tokens(tokenizer: Tokenizer, ids: Sequence[int], keep: int) -> int | None:

@@ -146,12 +146,11 @@ OFFLINE_ENCODINGS: dict[str, OfficialEncoding] = {
 have no offline copy on PyPI and come from tiktoken's cache or download."""
 
 
-def encoding_from_file(name: str, path: Path) -> tiktoken.Encoding:
-    """The official encoding `name` built from a .tiktoken or .tiktoken.gz file, refused unless its content has
-    the official sha256.
+def checked_content(name: str, path: Path) -> bytes:
+    """The content of a .tiktoken or .tiktoken.gz file, refused unless it has the official sha256 of `name`.
 
     tiktoken's `load_tiktoken_bpe` takes only paths or URLs of plain files and copies each one into its cache, so
-    the (gzipped) packaged files are checked with tiktoken's `check_hash` and parsed in the same format here.
+    the (gzipped) packaged files are checked with tiktoken's `check_hash` here and parsed in the same format below.
     """
     official = OFFLINE_ENCODINGS[name]
     raw = path.read_bytes()
@@ -162,8 +161,14 @@ def encoding_from_file(name: str, path: Path) -> tiktoken.Encoding:
             f"{official.sha256}); reinstall the package that ships it, or point TIKTOKEN_CACHE_DIR at a folder "
             "holding tiktoken's downloaded copy"
         )
+    return data
+
+
+def encoding_from_file(name: str, path: Path) -> tiktoken.Encoding:
+    """The official encoding `name` built from its file (`checked_content`)."""
+    official = OFFLINE_ENCODINGS[name]
     ranks = {}
-    for line in data.splitlines():
+    for line in checked_content(name, path).splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
@@ -225,14 +230,55 @@ def _encoding_name(name: str) -> str:
         ) from None
 
 
+@dataclass(frozen=True)
+class EncodingIdentity:
+    """What decides every encoding a tiktoken encoding makes. An official encoding's is known before its ranks are
+    read (the file's sha256 stands for them), so a warm rerun that recalls every fit never builds the encoding."""
+
+    name: str
+    pat_str: str
+    special_tokens: tuple[tuple[str, int], ...]
+    ranks: str
+    """The official file's sha256, or the vocabulary size of an encoding built otherwise."""
+
+    @classmethod
+    def of(cls, encoding: tiktoken.Encoding) -> EncodingIdentity:
+        specials = tuple(sorted(encoding._special_tokens.items()))
+        return cls(encoding.name, encoding._pat_str, specials, f"n_vocab {encoding.n_vocab}")
+
+
 class TiktokenTokenizer:
-    """An OpenAI encoding. Special-token text such as "<|endoftext|>" in a document is encoded as plain text."""
+    """An OpenAI encoding, built on first use. Special-token text such as "<|endoftext|>" in a document is encoded as
+    plain text."""
 
     eos_token_id = None
 
-    def __init__(self, encoding: tiktoken.Encoding) -> None:
-        self.encoding = encoding
-        self.name = f"tiktoken:{encoding.name}"
+    def __init__(self, identity: EncodingIdentity, load: Callable[[], tiktoken.Encoding]) -> None:
+        self.identity = identity
+        self.name = f"tiktoken:{identity.name}"
+        self._load = load
+
+    @classmethod
+    def of(cls, encoding: tiktoken.Encoding) -> TiktokenTokenizer:
+        """An encoding built already."""
+        return cls(EncodingIdentity.of(encoding), lambda: encoding)
+
+    @classmethod
+    def official(cls, name: str) -> TiktokenTokenizer:
+        """The official encoding `name` (an encoding's name, not a model's). One an installed package ships is
+        hash-checked now and built on first use, which a rerun that recalls every fit never makes (reading the
+        ranks takes longer than the rest of such a rerun's planning)."""
+        known = OFFLINE_ENCODINGS.get(name)
+        path = packaged_file(name) if known is not None else None
+        if known is None or path is None:
+            return cls.of(official_encoding(name))
+        checked_content(name, path)
+        identity = EncodingIdentity(name, known.pat_str, tuple(sorted(known.special_tokens.items())), known.sha256)
+        return cls(identity, functools.partial(official_encoding, name))
+
+    @property
+    def encoding(self) -> tiktoken.Encoding:
+        return self._load()
 
     def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
         return self.encoding.encode(text, disallowed_special=())
@@ -399,7 +445,7 @@ def load_tokenizer(spec: str) -> TokenCounter:
     if kind == "whitespace" and not arg:
         return WhitespaceTokenizer()
     if kind == "tiktoken" and arg:
-        return TiktokenTokenizer(tiktoken_encoding(arg))
+        return TiktokenTokenizer.official(_encoding_name(arg))
     if kind == "hf" and arg:
         return load_hf_tokenizer(arg)
     if kind == "anthropic" and arg:
