@@ -3,6 +3,8 @@ are recalled from the cache file, and the plan is the one the first run made, re
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import execute, plan_run
 from zeroscrolls.run.values import Plan, RunConfig
 from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.text.tokenizers import official_encoding
 from zeroscrolls.text.truncation import Truncator
 
 
@@ -49,3 +52,42 @@ def test_a_rerun_plans_every_prompt_without_tokenizing(
         assert planned(plan_run(config, Truncator(spy), cache)) == planned(first) and spy.encoded == []
     spy = SpyTiktoken()
     assert planned(plan_run(config, Truncator(spy), None)) == planned(first) and spy.encoded  # --no-cache: encoded
+
+
+def test_a_rerun_never_builds_the_encoding(
+    tmp_path: Path, api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Building an official encoding from its file takes longer than the rest of a warm rerun's planning: a rerun
+    that recalls every fit leaves it unbuilt, and a first run builds it."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    config = RunConfig(
+        model="gpt-4",
+        max_tokens=4096,
+        data=DataSource.parse("sample"),
+        output=tmp_path / "results",
+        provider_options={"base_url": api_server.openai_base_url},
+    )
+    official_encoding.cache_clear()
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        execute(plan_run(config, cache=cache, to_send=True), cache)
+        assert official_encoding.cache_info().misses == 1
+        official_encoding.cache_clear()
+        rerun = execute(plan_run(config, cache=cache, to_send=True), cache)
+    assert rerun.totals.cache_hits == rerun.totals.requests
+    assert official_encoding.cache_info().misses == 0
+
+
+def test_a_warm_rerun_scores_without_rouge_score(tmp_path: Path) -> None:
+    """ROUGE values of unchanged predictions come from the cache file: the rerun writes the same scores without
+    importing rouge_score (and nltk under it)."""
+    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "naive"]
+    command += ["--data", "sample", "-o", str(tmp_path), "--cache", str(tmp_path / "c.sqlite"), "--run-name", "r"]
+
+    def imported() -> set[str]:
+        ran = subprocess.run(command, capture_output=True, text=True, check=True)
+        return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+
+    assert "rouge_score" in imported()
+    first = (tmp_path / "r" / "scores.json").read_text()
+    assert "rouge_score" not in imported()
+    assert (tmp_path / "r" / "scores.json").read_text() == first

@@ -18,6 +18,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
+from zeroscrolls.metrics.rouge_memo import ScoreStore, remembering
 from zeroscrolls.output import runfolder
 from zeroscrolls.results.scoring import BenchmarkResult, TaskResult, score_task, unscored_task
 from zeroscrolls.run.values import ExampleResult, Plan, PlannedExample
@@ -65,8 +66,10 @@ def cannot_write_run(exc: OSError, root: Path) -> Exception:
 class Results:
     """Per task, a slot per example filled as planned examples come in and answers arrive."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, remembered: ScoreStore | None = None) -> None:
         self.plan = plan
+        self.remembered = remembered
+        """Where ROUGE values of predictions scored before are kept (the cache file), if anywhere."""
         self.suite = plan.config.suite
         self.slots: dict[str, list[ExampleResult | None]] = {task: [None] * n for task, n in plan.counts.items()}
         self.planned = dict.fromkeys(plan.counts, 0)
@@ -172,7 +175,8 @@ class Results:
             predictions = {r.planned.example.id: r.prediction for r in items if r.prediction is not None}
             examples = [r.planned.example for r in items]
             try:
-                self.scores[task] = score_task(task, predictions, examples, suite=self.suite)
+                with remembering(self.remembered):
+                    self.scores[task] = score_task(task, predictions, examples, suite=self.suite)
             except UNREADABLE_GOLD as exc:  # any metric's, a suite's own included: the answers must be kept
                 why = str(exc) if isinstance(exc, UsageError) else f"{type(exc).__name__}: {exc}"
                 self.scores[task] = unscored_task(task, predictions, examples, why)

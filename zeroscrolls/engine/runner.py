@@ -45,7 +45,7 @@ def execute(
     started = runfolder.utc_now()
     spent_before = runfolder.spent_before(plan)
     totals = Totals(examples=sum(plan.counts.values()))
-    results = Results(plan)
+    results = Results(plan, cache.example_scores() if cache is not None else None)
     stopped: Failure | None = None
     logged = False
     try:

@@ -16,6 +16,8 @@ from functools import cache
 from statistics import fmean
 from typing import TYPE_CHECKING
 
+from zeroscrolls.metrics import rouge_memo
+
 if TYPE_CHECKING:
     from rouge_score.rouge_scorer import RougeScorer
     from rouge_score.tokenizers import DefaultTokenizer
@@ -68,7 +70,12 @@ def pair_scores(reference: str, prediction: str) -> dict[str, float]:
 
 
 def example_scores(prediction: str, references: Sequence[str]) -> dict[str, float]:
-    """Per ROUGE type, the best F-measure over the references, on 0-100 (spec §4.2 step 3)."""
+    """Per ROUGE type, the best F-measure over the references, on 0-100 (spec §4.2 step 3); remembered in the run's
+    cache file while the engine scores (rouge_memo.py)."""
+    return rouge_memo.remembered(prediction, references, _best_over_references)
+
+
+def _best_over_references(prediction: str, references: Sequence[str]) -> dict[str, float]:
     pairs = [pair_scores(ref, prediction) for ref in references]
     return {name: 100 * max(p[name] for p in pairs) for name in ROUGE_TYPES}
 

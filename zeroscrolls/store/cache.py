@@ -3,8 +3,8 @@ is rerunning it.
 
 `GenerationCache` is the file opened once (created and migrated on first use) with what runs and `zeroscrolls cache`
 do to it, each carried out by the module of its table: `generations` (the answers), `claims` (two processes pay
-once), `token_counts` (counts of count-only tokenizers), `fits` (truncation's cuts), `maintenance` (merge, integrity
-check).
+once), `token_counts` (counts of count-only tokenizers), `fits` (truncation's cuts), `example_scores` (ROUGE values
+of predictions scored before), `maintenance` (merge, integrity check).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.store import claims, generations, maintenance
 from zeroscrolls.store.claims import CLAIM_TTL_S, Claimant, Claims
+from zeroscrolls.store.example_scores import ExampleScores
 from zeroscrolls.store.fits import Fits
 from zeroscrolls.store.generations import ModelUsage
 from zeroscrolls.store.sqlite import ThreadedTable, migrate, open_file
@@ -112,6 +113,12 @@ class GenerationCache:
         share it)."""
         self._tables.append(fits := Fits(self.path))
         return fits
+
+    def example_scores(self) -> ExampleScores:
+        """The metric values remembered in this file, so a rerun scores unchanged predictions without computing
+        ROUGE (the scoring thread uses it)."""
+        self._tables.append(scores := ExampleScores(self.path))
+        return scores
 
 
 def open_cache(path: Path | None, enabled: bool = True) -> GenerationCache | None:

@@ -278,6 +278,15 @@ def m005_fits(db: sqlite3.Connection) -> None:
     db.execute("CREATE TABLE fits (key TEXT PRIMARY KEY, fit TEXT NOT NULL, created_at TEXT NOT NULL) WITHOUT ROWID")
 
 
+@migration
+def m006_example_scores(db: sqlite3.Connection) -> None:
+    """Metric values remembered across runs (store/example_scores.py): the key is a digest, the values JSON."""
+    db.execute(
+        "CREATE TABLE example_scores (key TEXT PRIMARY KEY, scores TEXT NOT NULL, created_at TEXT NOT NULL) "
+        "WITHOUT ROWID"
+    )
+
+
 def migrate(db: sqlite3.Connection) -> None:
     """Apply the migrations this file lacks; one process migrates at a time, the others then see the tables."""
     with transaction(db):

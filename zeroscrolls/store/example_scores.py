@@ -1,0 +1,27 @@
+"""Metric values remembered across runs (metrics/rouge_memo.py): the `example_scores` table, keyed by the digest of
+an example's prediction, references and the metric's code, holding its values as JSON (never the texts)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from zeroscrolls.store.sqlite import ThreadedTable, chunks, marks, now
+
+
+class ExampleScores(ThreadedTable):
+    """The `example_scores` table of a cache file on a connection of its own, which the scoring thread uses while
+    the event loop uses the cache's own connection."""
+
+    def get_scores(self, keys: Iterable[str]) -> dict[str, str]:
+        """The remembered values of these keys (absent keys are left out)."""
+        found: dict[str, str] = {}
+        for chunk in chunks(list(dict.fromkeys(keys))):
+            found.update(self._execute(f"SELECT key, scores FROM example_scores WHERE key IN ({marks(chunk)})", chunk))
+        return found
+
+    def put_scores(self, scores: Mapping[str, str]) -> None:
+        """Remember values by key (the first value of a key stays: a key decides its values)."""
+        if scores:
+            created = now()
+            rows = [(k, v, created) for k, v in scores.items()]
+            self._executemany("INSERT OR IGNORE INTO example_scores VALUES (?, ?, ?)", rows)
