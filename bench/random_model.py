@@ -35,7 +35,7 @@ from tests.tiny_models import build_tiny_t5_tokenizer  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.rows import load_examples  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates  # noqa: E402
-from zeroscrolls.text.tokenizers import official_encoding  # noqa: E402
+from zeroscrolls.text.encodings import official_encoding  # noqa: E402
 
 T5_SHAPES: dict[str, dict[str, Any]] = {
     # (d_model, d_kv, d_ff, layers per stack, heads), gated-GELU feed-forward, untied output layer (T5 v1.1).

@@ -15,7 +15,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import execute, plan_run
 from zeroscrolls.run.values import Plan, RunConfig
 from zeroscrolls.store.cache import GenerationCache
-from zeroscrolls.text.tokenizers import official_encoding
+from zeroscrolls.text.encodings import official_encoding
 from zeroscrolls.text.truncation import Truncator
 
 

@@ -10,8 +10,9 @@ from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import BUILTIN_PROVIDERS, tokenizer_for
 from zeroscrolls.providers.models import REGISTRY, ModelProfile, get_model
+from zeroscrolls.text.encodings import OFFLINE_ENCODINGS
 from zeroscrolls.text.templates import PromptStyle
-from zeroscrolls.text.tokenizers import OFFLINE_ENCODINGS, AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
+from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
 
 PAPER_BUDGETS = {
     "gpt-4": 8192,

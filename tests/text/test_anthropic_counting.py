@@ -17,8 +17,9 @@ from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
+from zeroscrolls.text.encodings import tiktoken_encoding
 from zeroscrolls.text.templates import PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter, tiktoken_encoding
+from zeroscrolls.text.tokenizers import AnthropicTokenCounter
 from zeroscrolls.text.truncation import Truncator
 
 COUNT = "/v1/messages/count_tokens"

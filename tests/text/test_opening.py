@@ -26,10 +26,11 @@ from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.run.planning import fit_budget, fit_example
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
+from zeroscrolls.text.encodings import official_encoding
 from zeroscrolls.text.fitted import Budget, FittedPrompt
 from zeroscrolls.text.opening import NO_OPENING, first_tokens, opening_of
 from zeroscrolls.text.templates import PromptParts, PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import Tokenizer, WhitespaceTokenizer, load_tokenizer, official_encoding
+from zeroscrolls.text.tokenizers import Tokenizer, WhitespaceTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 
 TEMPLATES = load_templates()

@@ -20,15 +20,8 @@ from tests.tiny_models import build_tiny_t5_tokenizer, needs_local
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import tokenizer_for
 from zeroscrolls.store.cache import GenerationCache
-from zeroscrolls.text.tokenizers import (
-    OFFLINE_ENCODINGS,
-    AnthropicTokenCounter,
-    BatchEncoder,
-    Tokenizer,
-    encoding_from_file,
-    load_tokenizer,
-    packaged_file,
-)
+from zeroscrolls.text.encodings import OFFLINE_ENCODINGS, encoding_from_file, packaged_file
+from zeroscrolls.text.tokenizers import AnthropicTokenCounter, BatchEncoder, Tokenizer, load_tokenizer
 
 TRICKY = (
     "Hello world! It's 2024-05-17, 3.14159 and 1234567 items.\n\n\tTabs   and  spaces\r\n"

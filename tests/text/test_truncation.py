@@ -19,12 +19,7 @@ from zeroscrolls.run.planning import fit_budget, fit_example
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, get_task, load_templates
 from zeroscrolls.text.fitted import Budget
 from zeroscrolls.text.templates import PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import (
-    TiktokenTokenizer,
-    Tokenizer,
-    WhitespaceTokenizer,
-    load_tokenizer,
-)
+from zeroscrolls.text.tokenizers import TiktokenTokenizer, Tokenizer, WhitespaceTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import CHAT_OVERHEAD, Truncator
 
 TEMPLATES = load_templates()

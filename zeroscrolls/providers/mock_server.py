@@ -28,8 +28,9 @@ from typing import Any
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.models import REGISTRY
+from zeroscrolls.text.encodings import tiktoken_encoding
 from zeroscrolls.text.templates import summaries_in
-from zeroscrolls.text.tokenizers import TiktokenTokenizer, tiktoken_encoding
+from zeroscrolls.text.tokenizers import TiktokenTokenizer
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

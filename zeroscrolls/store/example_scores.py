@@ -4,7 +4,9 @@ an example's prediction, references and the metric's code, holding its values as
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import suppress
 
+from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.store.sqlite import ThreadedTable, chunks, marks, now
 
 
@@ -20,8 +22,13 @@ class ExampleScores(ThreadedTable):
         return found
 
     def put_scores(self, scores: Mapping[str, str]) -> None:
-        """Remember values by key (the first value of a key stays: a key decides its values)."""
-        if scores:
-            created = now()
-            rows = [(k, v, created) for k, v in scores.items()]
-            self._executemany("INSERT OR IGNORE INTO example_scores VALUES (?, ?, ?)", rows)
+        """Remember values by key (the first value of a key stays: a key decides its values). A file that cannot take
+        them (full, read-only, damaged) is left as it is: the values are computed again next time, and a write the
+        run cannot do without (an answer, the run folder) says what is wrong."""
+        if not scores:
+            return
+        created = now()
+        with suppress(RunStopped):
+            self._executemany(
+                "INSERT OR IGNORE INTO example_scores VALUES (?, ?, ?)", [(k, v, created) for k, v in scores.items()]
+            )

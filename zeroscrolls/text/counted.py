@@ -6,9 +6,10 @@ from __future__ import annotations
 import bisect
 import re
 
+from zeroscrolls.text.encodings import official_encoding, packaged_file
 from zeroscrolls.text.fitted import FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
 from zeroscrolls.text.templates import PromptParts
-from zeroscrolls.text.tokenizers import TokenCounter, official_encoding, packaged_file
+from zeroscrolls.text.tokenizers import TokenCounter
 
 PROXY_ENCODING = "cl100k_base"
 """The local BPE whose token positions guide the search for a count-only tokenizer's cut (shipped offline)."""

@@ -38,6 +38,7 @@ DECIDING_MODULES = (
     "truncation.py",
     "junction.py",
     "opening.py",
+    "encodings.py",
     "tokenizers.py",
     "fit_memo.py",
 )
