@@ -14,6 +14,7 @@ the prefix up to a block marked with `cache_control` (written the first time, re
 from __future__ import annotations
 
 import asyncio
+import bisect
 import itertools
 import json
 import socket
@@ -158,6 +159,7 @@ class ApiServer:
         self.max_in_flight = 0
         """Most generations the server was working on at once."""
         self._prompts_seen: dict[tuple[str, str], list[str]] = {}
+        """Prompts answered so far by model and opening, each list sorted."""
         """OpenAI's prompt cache: (model, the prompt's opening) -> earlier prompts."""
         self._prefixes_cached: set[tuple[str, str]] = set()
         """Anthropic's prompt cache: (model, the text up to a cache_control block)."""
@@ -226,10 +228,11 @@ class ApiServer:
                 self._prefixes_cached.add((model, prefix))
             return (tokens, 0) if seen else (0, tokens)
         text = body["prompt"] if "prompt" in body else "".join(content_text(m["content"]) for m in body["messages"])
-        with self._lock:
+        with self._lock:  # the longest prefix shared with an earlier prompt is one with a neighbour in sorted order
             earlier = self._prompts_seen.setdefault((model, text[:256]), [])
-            shared = max((common_prefix(text, other) for other in earlier), default=0)
-            earlier.append(text)
+            at = bisect.bisect_left(earlier, text)
+            shared = max((common_prefix(text, other) for other in earlier[max(at - 1, 0) : at + 1]), default=0)
+            earlier.insert(at, text)
         tokens = self.count_tokens(text[:shared]) if shared else 0
         if tokens < self.cache_min_tokens:
             return 0, 0
