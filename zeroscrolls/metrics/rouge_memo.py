@@ -18,9 +18,10 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Protocol
+
+from zeroscrolls.core.source_digest import source_digest
 
 MEMO_FORMAT = 1
 DECIDING_MODULES = ("rouge.py", "rouge_memo.py")
@@ -71,18 +72,7 @@ def remembering(store: ScoreStore | None) -> Iterator[None]:
 def code_digest() -> str | None:
     """The source of the modules that compute ROUGE values and the versions of the packages they call; None where
     the source cannot be read (nothing is remembered then)."""
-    digest = hashlib.sha256()
-    for name in DECIDING_MODULES:
-        try:
-            digest.update((Path(__file__).parent / name).read_bytes())
-        except OSError:
-            return None
-    for package in DECIDING_PACKAGES:
-        try:
-            digest.update(f"{package} {version(package)}\n".encode())
-        except PackageNotFoundError:
-            digest.update(f"{package} missing\n".encode())
-    return digest.hexdigest()
+    return source_digest(Path(__file__).parent, DECIDING_MODULES, DECIDING_PACKAGES)
 
 
 def memo_key(prediction: str, references: Sequence[str]) -> str:

@@ -15,10 +15,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Protocol
 
+from zeroscrolls.core.source_digest import package_version, source_digest
 from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, tail_span
 from zeroscrolls.text.opening import Opening
 from zeroscrolls.text.templates import PromptParts
@@ -59,13 +59,7 @@ class FitStore(Protocol):
 @functools.cache
 def code_digest() -> str | None:
     """The digest of the deciding modules' source; None where it cannot be read (nothing is remembered then)."""
-    digest = hashlib.sha256()
-    for name in DECIDING_MODULES:
-        try:
-            digest.update((Path(__file__).parent / name).read_bytes())
-        except OSError:
-            return None
-    return digest.hexdigest()
+    return source_digest(Path(__file__).parent, DECIDING_MODULES)
 
 
 def tokenizer_fingerprint(tokenizer: TokenCounter) -> str | None:
@@ -73,7 +67,7 @@ def tokenizer_fingerprint(tokenizer: TokenCounter) -> str | None:
     if isinstance(tokenizer, WhitespaceTokenizer):
         return "whitespace"
     if isinstance(tokenizer, TiktokenTokenizer):
-        return _digest(["tiktoken", _version("tiktoken"), *astuple(tokenizer.identity)])
+        return _digest(["tiktoken", package_version("tiktoken"), *astuple(tokenizer.identity)])
     if isinstance(tokenizer, HFTokenizer):
         return _hf_fingerprint(tokenizer)
     if isinstance(tokenizer, AnthropicTokenCounter):
@@ -88,7 +82,7 @@ def _hf_fingerprint(tokenizer: HFTokenizer) -> str | None:
     if not getattr(hf, "is_fast", False):
         return None
     config = json.dumps(hf.init_kwargs, sort_keys=True, default=str)
-    versions = [_version("transformers"), _version("tokenizers")]
+    versions = [package_version("transformers"), package_version("tokenizers")]
     return _digest(["hf", *versions, config, hf.backend_tokenizer.to_str()])
 
 
@@ -166,10 +160,3 @@ def restore(parts: PromptParts, value: str) -> FittedPrompt:
 
 def _digest(fields: list[Any]) -> str:
     return hashlib.sha256(json.dumps(fields, default=str).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _version(package: str) -> str:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "unknown"
