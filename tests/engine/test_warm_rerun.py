@@ -3,6 +3,8 @@ are recalled from the cache file, and the plan is the one the first run made, re
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +13,24 @@ import pytest
 
 from tests.api_server import ApiServer
 from tests.text.test_fit_memo import SpyTiktoken
+from zeroscrolls.core.requests import Generation
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import execute, plan_run
 from zeroscrolls.run.values import Plan, RunConfig
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.text.encodings import official_encoding
 from zeroscrolls.text.truncation import Truncator
+
+
+def sample_run(tmp_path: Path, api_server: ApiServer) -> RunConfig:
+    """gpt-4 at 4096 tokens on the sample, served by the local OpenAI server."""
+    return RunConfig(
+        model="gpt-4",
+        max_tokens=4096,
+        data=DataSource.parse("sample"),
+        output=tmp_path / "results",
+        provider_options={"base_url": api_server.openai_base_url},
+    )
 
 
 def planned(plan: Plan) -> list[tuple[str | None, object, str | None]]:
@@ -27,13 +41,7 @@ def test_a_rerun_plans_every_prompt_without_tokenizing(
     tmp_path: Path, api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
-    config = RunConfig(
-        model="gpt-4",
-        max_tokens=4096,
-        data=DataSource.parse("sample"),
-        output=tmp_path / "results",
-        provider_options={"base_url": api_server.openai_base_url},
-    )
+    config = sample_run(tmp_path, api_server)
     with GenerationCache(tmp_path / "cache.sqlite") as cache:
         first = plan_run(config, cache=cache, to_send=True)
         result = execute(first, cache)
@@ -60,13 +68,7 @@ def test_a_rerun_never_builds_the_encoding(
     """Building an official encoding from its file takes longer than the rest of a warm rerun's planning: a rerun
     that recalls every fit leaves it unbuilt, and a first run builds it."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
-    config = RunConfig(
-        model="gpt-4",
-        max_tokens=4096,
-        data=DataSource.parse("sample"),
-        output=tmp_path / "results",
-        provider_options={"base_url": api_server.openai_base_url},
-    )
+    config = sample_run(tmp_path, api_server)
     official_encoding.cache_clear()
     with GenerationCache(tmp_path / "cache.sqlite") as cache:
         execute(plan_run(config, cache=cache, to_send=True), cache)
@@ -91,3 +93,47 @@ def test_a_warm_rerun_scores_without_rouge_score(tmp_path: Path) -> None:
     first = (tmp_path / "r" / "scores.json").read_text()
     assert "rouge_score" not in imported()
     assert (tmp_path / "r" / "scores.json").read_text() == first
+
+
+def test_a_warm_rerun_at_openais_own_api_loads_no_sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenAI's own API is asked nothing before sending (no model listing), so a rerun the cache answers whole never
+    imports the openai SDK. Every answer is put in the cache under the keys the run plans; a dead proxy on 127.0.0.1
+    stands between the run and any request it might still make."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    config = RunConfig(model="gpt-4", max_tokens=4096, data=DataSource.parse("sample"), output=tmp_path / "results")
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        requests = [p.request for task in plan_run(config, cache=cache).examples.values() for p in task if p.request]
+        for request in requests:
+            cache.put(request, Generation(request.key(), "An answer.", "stop", 100, 3, cost_usd=0.001))
+    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "gpt-4"]
+    command += ["--max-tokens", "4096", "--data", "sample", "-o", str(tmp_path / "results")]
+    command += ["--cache", str(tmp_path / "c.sqlite")]
+    dead_proxy = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    ran = subprocess.run(command, capture_output=True, text=True, env=os.environ | dead_proxy)
+    assert ran.returncode == 0, ran.stderr
+    assert f"{len(requests)} from the cache, 0 generated" in ran.stderr
+    imported = {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+    assert "openai" not in imported and "tiktoken" in imported
+    manifest = json.loads((tmp_path / "results" / "gpt-4_4096_validation" / "manifest.json").read_text())
+    assert manifest["provider"]["name"] == "openai"
+
+
+def test_a_warm_rerun_of_claude_loads_no_sdk(
+    tmp_path: Path, api_server: ApiServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claude run counts its prompts and is answered through the SDK; its rerun finds counts, fits and answers in
+    the cache and never imports the anthropic SDK."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
+    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "claude-haiku-4-5"]
+    command += ["--data", "sample", "-o", str(tmp_path / "results"), "--cache", str(tmp_path / "c.sqlite")]
+
+    def imported() -> set[str]:
+        ran = subprocess.run(command, capture_output=True, text=True, check=True)
+        return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+
+    assert "anthropic" in imported()
+    sent = len(api_server.received)
+    assert "anthropic" not in imported()
+    assert len(api_server.received) == sent

@@ -6,12 +6,13 @@ would send."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from anthropic.types import Message
+from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.http.reply import Reply
+
+if TYPE_CHECKING:
+    from anthropic.types import Message
 
 
 def cached_document_blocks(content: str, document_end: int) -> list[dict[str, Any]]:

@@ -5,6 +5,9 @@ and the closing tag is the stop sequence, so the text the model writes is the an
 the closing tag, the post-processing the official submission rules require). Truncation counts tokens with the
 count-tokens endpoint (`anthropic:<model>` tokenizer) through this provider's endpoint, key and retry policy; the
 counts are kept in the run's generation cache.
+
+The SDK is imported when it is first needed (a client, an error of its own): a rerun that the cache answers whole,
+its counts and fits included, never loads it.
 """
 
 from __future__ import annotations
@@ -14,15 +17,12 @@ import threading
 from collections.abc import Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any, TypeVar
-
-import anthropic
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.anthropic import codec
-from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
 from zeroscrolls.providers.base import PromptCache
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
 from zeroscrolls.providers.http.provider import HTTPProvider
@@ -31,6 +31,11 @@ from zeroscrolls.providers.http.retry import http_failure
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TokenCounter
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
 
 _TOKEN_HEADERS = {
     field: (f"anthropic-ratelimit-input-tokens-{field}", f"anthropic-ratelimit-tokens-{field}")
@@ -114,6 +119,8 @@ class AnthropicProvider(HTTPProvider):
         self._secret = key
         with self._count_lock:
             if self._count_client is None:
+                import anthropic
+
                 self._count_client = anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0)
             client = self._count_client
 
@@ -147,11 +154,15 @@ class AnthropicProvider(HTTPProvider):
         return self.prompt_tokens(request)
 
     def make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
+        import anthropic
+
         timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
         return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
 
     def batch_api(self) -> AnthropicBatchAPI:
         """Message Batches on this provider's server and key, for `--batch`."""
+        from zeroscrolls.providers.anthropic.batch import AnthropicBatchAPI
+
         return AnthropicBatchAPI(self.make_client(self._api_key()))
 
     async def send(self, client: anthropic.AsyncAnthropic, request: Request) -> Reply:
@@ -160,6 +171,8 @@ class AnthropicProvider(HTTPProvider):
             return codec.reply_from(await raw.parse(), raw.headers)
 
     def classify(self, exc: BaseException) -> Failure | None:
+        import anthropic
+
         if isinstance(exc, anthropic.APIStatusError):
             kind = f" {exc.type}" if exc.type else ""
             message = f"HTTP {exc.status_code}{kind}: {exc.api_message or exc.message}"

@@ -5,13 +5,14 @@ line carries exactly the body a synchronous call would send."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from openai.types import Completion
-from openai.types.chat import ChatCompletion
+from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.http.reply import Reply
+
+if TYPE_CHECKING:
+    from openai.types import Completion
+    from openai.types.chat import ChatCompletion
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -45,6 +46,8 @@ def request_body(request: Request) -> tuple[str, dict[str, Any]]:
 
 def reply_from(completion: ChatCompletion | Completion, headers: Mapping[str, str]) -> Reply:
     """A `Reply` from a chat or text completion (a synchronous answer or one line of a batch's output)."""
+    from openai.types.chat import ChatCompletion  # the SDK made `completion`: imported already
+
     info: dict[str, Any] = {}
     if isinstance(completion, ChatCompletion):
         choice = completion.choices[0]
