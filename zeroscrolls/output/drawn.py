@@ -9,10 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zeroscrolls.core.source_digest import source_digest
 from zeroscrolls.output.atomic import remove_stale_temporaries
 
 if TYPE_CHECKING:
@@ -66,11 +66,13 @@ def breakdown(series: Mapping[str, Breakdown], analysis: Analysis, path: Path) -
 
 
 def _drawn(path: Path, inputs: tuple[Any, ...], draw: Callable[[ModuleType], Figure]) -> Path:
-    """The plot at `path`: left as it is where its file holds the digest of `inputs`, else drawn by `draw`."""
-    digest = hashlib.sha256(repr((_plot_code(), inputs)).encode("utf-8", "surrogatepass")).hexdigest()
+    """The plot at `path`: left as it is where its file holds the digest of `inputs`, else drawn by `draw` (always
+    where the drawing code cannot be read)."""
+    code = _plot_code()
+    digest = hashlib.sha256(repr((code, inputs)).encode("utf-8", "surrogatepass")).hexdigest()
     try:
         with path.open("rb") as fh:
-            if f"{INPUTS_KEY}\0{digest}".encode() in fh.read(PNG_HEAD_BYTES):
+            if code is not None and f"{INPUTS_KEY}\0{digest}".encode() in fh.read(PNG_HEAD_BYTES):
                 remove_stale_temporaries(path)
                 return path
     except OSError:
@@ -81,7 +83,6 @@ def _drawn(path: Path, inputs: tuple[Any, ...], draw: Callable[[ModuleType], Fig
 
 
 @functools.cache
-def _plot_code() -> str:
+def _plot_code() -> str | None:
     """What draws a plot besides its inputs: plots.py and matplotlib's release."""
-    code = (Path(__file__).parent / "plots.py").read_bytes()
-    return hashlib.sha256(code + version("matplotlib").encode()).hexdigest()
+    return source_digest(Path(__file__).parent, ["plots.py"], ["matplotlib"])
