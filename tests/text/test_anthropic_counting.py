@@ -17,7 +17,7 @@ from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
-from zeroscrolls.text.encodings import tiktoken_encoding
+from zeroscrolls.text.encodings import official_encoding
 from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import AnthropicTokenCounter
 from zeroscrolls.text.truncation import Truncator
@@ -62,7 +62,7 @@ class BPECounter:
 
     def __init__(self) -> None:
         self.calls = 0
-        self.encoding = tiktoken_encoding("o200k_base")
+        self.encoding = official_encoding("o200k_base")
 
     def count(self, text: str) -> int:
         self.calls += 1

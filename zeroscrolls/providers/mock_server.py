@@ -28,7 +28,6 @@ from typing import Any
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.models import REGISTRY
-from zeroscrolls.text.encodings import tiktoken_encoding
 from zeroscrolls.text.templates import summaries_in
 from zeroscrolls.text.tokenizers import TiktokenTokenizer
 
@@ -151,7 +150,7 @@ class MockServer(ThreadingHTTPServer):
             raise UsageError(f"--latency must be at least 0 seconds, got {latency:g}")
         self.latency = latency
         self.report = report
-        self.tokenizer = TiktokenTokenizer.of(tiktoken_encoding(ENCODING))
+        self.tokenizer = TiktokenTokenizer.official(ENCODING)
         self.answered = 0
         self.counted = 0
         self._lock = threading.Lock()

@@ -119,11 +119,6 @@ def packaged_file(name: str) -> Path | None:
     return None
 
 
-def tiktoken_encoding(name: str) -> tiktoken.Encoding:
-    """The official tiktoken encoding `name`, or the one OpenAI model `name` uses (`encoding_for_model` rules)."""
-    return official_encoding(encoding_name(name))
-
-
 @functools.cache
 def official_encoding(encoding: str) -> tiktoken.Encoding:
     """The official tiktoken encoding, built once per process.
@@ -149,6 +144,7 @@ def official_encoding(encoding: str) -> tiktoken.Encoding:
 
 
 def encoding_name(name: str) -> str:
+    """The encoding `name` names: itself, or the one OpenAI model `name` uses (`encoding_for_model` rules)."""
     if name in OFFLINE_ENCODINGS or name in tiktoken.list_encoding_names():
         return name
     try:
