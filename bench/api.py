@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live 
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
 from tests.api_server import ApiServer, Received  # noqa: E402
+from tests.own_process import DEAD_PROXY, answered_in_cache  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.engine import execute, plan_run  # noqa: E402
 from zeroscrolls.engine.scheduler import CostCap, OnGeneration, generate_all  # noqa: E402
@@ -222,18 +223,13 @@ def warm_rerun_at_own_api(work: Path, copies: int) -> None:
     write_rows(copied_rows(copies), data)
     cache_path = work / f"own-{copies}.sqlite"
     own = RunConfig(model="gpt-4", data=DataSource.parse(str(data)), output=work / f"own-{copies}-results")
-    with GenerationCache(cache_path) as cache:
-        for planned in (p for task in plan_run(own, cache=cache).examples.values() for p in task):
-            if planned.request is not None:
-                answer = Generation(planned.request.key(), "An answer.", "stop", 100, 3, cost_usd=0.001)
-                cache.put(planned.request, answer)
+    answered_in_cache(own, cache_path)
     command = [RUNNER, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
     command += ["--cache", str(cache_path), "--output", str(own.output)]
-    dead_proxy = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
     for label in ("first rerun", "warm"):
         start = time.monotonic()
         launcher = [sys.executable, "-c", LAUNCHER, *command]
-        launched = subprocess.run(launcher, cwd=ROOT, capture_output=True, text=True, env=os.environ | dead_proxy)
+        launched = subprocess.run(launcher, cwd=ROOT, capture_output=True, text=True, env=os.environ | DEAD_PROXY)
         wall = time.monotonic() - start
         code, _, cpu = launched.stdout.split()
         assert launched.returncode == 0 and code == "0", f"the run exited with {code}: {launched.stderr}"

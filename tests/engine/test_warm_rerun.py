@@ -4,16 +4,13 @@ are recalled from the cache file, and the plan is the one the first run made, re
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.api_server import ApiServer
+from tests.own_process import DEAD_PROXY, answered_in_cache, imported_modules
 from tests.text.test_fit_memo import SpyTiktoken
-from zeroscrolls.core.requests import Generation
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import execute, plan_run
 from zeroscrolls.run.values import Plan, RunConfig
@@ -82,16 +79,11 @@ def test_a_rerun_never_builds_the_encoding(
 def test_a_warm_rerun_scores_without_rouge_score(tmp_path: Path) -> None:
     """ROUGE values of unchanged predictions come from the cache file: the rerun writes the same scores without
     importing rouge_score (and nltk under it)."""
-    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "naive"]
-    command += ["--data", "sample", "-o", str(tmp_path), "--cache", str(tmp_path / "c.sqlite"), "--run-name", "r"]
-
-    def imported() -> set[str]:
-        ran = subprocess.run(command, capture_output=True, text=True, check=True)
-        return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
-
-    assert "rouge_score" in imported()
+    args = ["run", "--model", "naive", "--data", "sample", "-o", str(tmp_path), "--cache", str(tmp_path / "c.sqlite")]
+    args += ["--run-name", "r"]
+    assert "rouge_score" in imported_modules(args)[1]
     first = (tmp_path / "r" / "scores.json").read_text()
-    assert "rouge_score" not in imported()
+    assert "rouge_score" not in imported_modules(args)[1]
     assert (tmp_path / "r" / "scores.json").read_text() == first
 
 
@@ -102,18 +94,10 @@ def test_a_warm_rerun_at_openais_own_api_loads_no_sdk(tmp_path: Path, monkeypatc
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     config = RunConfig(model="gpt-4", max_tokens=4096, data=DataSource.parse("sample"), output=tmp_path / "results")
-    with GenerationCache(tmp_path / "c.sqlite") as cache:
-        requests = [p.request for task in plan_run(config, cache=cache).examples.values() for p in task if p.request]
-        for request in requests:
-            cache.put(request, Generation(request.key(), "An answer.", "stop", 100, 3, cost_usd=0.001))
-    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "gpt-4"]
-    command += ["--max-tokens", "4096", "--data", "sample", "-o", str(tmp_path / "results")]
-    command += ["--cache", str(tmp_path / "c.sqlite")]
-    dead_proxy = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
-    ran = subprocess.run(command, capture_output=True, text=True, env=os.environ | dead_proxy)
-    assert ran.returncode == 0, ran.stderr
-    assert f"{len(requests)} from the cache, 0 generated" in ran.stderr
-    imported = {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+    answered = answered_in_cache(config, tmp_path / "c.sqlite")
+    args = ["run", "--model", "gpt-4", "--max-tokens", "4096", "--data", "sample", "-o", str(tmp_path / "results")]
+    stderr, imported = imported_modules([*args, "--cache", str(tmp_path / "c.sqlite")], DEAD_PROXY)
+    assert f"{answered} from the cache, 0 generated" in stderr
     assert "openai" not in imported and "tiktoken" in imported
     manifest = json.loads((tmp_path / "results" / "gpt-4_4096_validation" / "manifest.json").read_text())
     assert manifest["provider"]["name"] == "openai"
@@ -126,14 +110,9 @@ def test_a_warm_rerun_of_claude_loads_no_sdk(
     the cache and never imports the anthropic SDK."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
-    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "claude-haiku-4-5"]
-    command += ["--data", "sample", "-o", str(tmp_path / "results"), "--cache", str(tmp_path / "c.sqlite")]
-
-    def imported() -> set[str]:
-        ran = subprocess.run(command, capture_output=True, text=True, check=True)
-        return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
-
-    assert "anthropic" in imported()
+    args = ["run", "--model", "claude-haiku-4-5", "--data", "sample", "-o", str(tmp_path / "results")]
+    args += ["--cache", str(tmp_path / "c.sqlite")]
+    assert "anthropic" in imported_modules(args)[1]
     sent = len(api_server.received)
-    assert "anthropic" not in imported()
+    assert "anthropic" not in imported_modules(args)[1]
     assert len(api_server.received) == sent

@@ -4,12 +4,11 @@ or was drawn otherwise, draws it again."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.own_process import imported_modules
 from zeroscrolls.cli.main import app
 from zeroscrolls.output.drawn import INPUTS_KEY, overview
 
@@ -57,12 +56,6 @@ def test_a_warm_rerun_redraws_no_plot(tmp_path: Path) -> None:
 
 
 def test_a_warm_rerun_loads_no_matplotlib(tmp_path: Path) -> None:
-    command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", "run", "--model", "naive"]
-    command += ["--data", "sample", "-o", str(tmp_path), "--cache", str(tmp_path / "c.sqlite")]
-
-    def imported() -> set[str]:
-        ran = subprocess.run(command, capture_output=True, text=True, check=True)
-        return {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
-
-    assert "matplotlib" in imported()  # the first run draws its plots
-    assert "matplotlib" not in imported()  # the rerun finds them current and draws none
+    args = ["run", "--model", "naive", "--data", "sample", "-o", str(tmp_path), "--cache", str(tmp_path / "c.sqlite")]
+    assert "matplotlib" in imported_modules(args)[1]  # the first run draws its plots
+    assert "matplotlib" not in imported_modules(args)[1]  # the rerun finds them current and draws none
