@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import suppress
 
 from zeroscrolls.core.errors import RunStopped
-from zeroscrolls.store.sqlite import ThreadedTable, chunks, marks, now
+from zeroscrolls.store.sqlite import ThreadedTable
 
 
 class ExampleScores(ThreadedTable):
@@ -16,19 +16,11 @@ class ExampleScores(ThreadedTable):
 
     def get_scores(self, keys: Iterable[str]) -> dict[str, str]:
         """The remembered values of these keys (absent keys are left out)."""
-        found: dict[str, str] = {}
-        for chunk in chunks(list(dict.fromkeys(keys))):
-            found.update(self._execute(f"SELECT key, scores FROM example_scores WHERE key IN ({marks(chunk)})", chunk))
-        return found
+        return self._values("example_scores", "scores", keys)
 
     def put_scores(self, scores: Mapping[str, str]) -> None:
-        """Remember values by key (the first value of a key stays: a key decides its values). A file that cannot take
-        them (full, read-only, damaged) is left as it is: the values are computed again next time, and a write the
-        run cannot do without (an answer, the run folder) says what is wrong."""
-        if not scores:
-            return
-        created = now()
+        """Remember values by key. A file that cannot take them (full, read-only, damaged) is left as it is: the
+        values are computed again next time, and a write the run cannot do without (an answer, the run folder) says
+        what is wrong."""
         with suppress(RunStopped):
-            self._executemany(
-                "INSERT OR IGNORE INTO example_scores VALUES (?, ?, ?)", [(k, v, created) for k, v in scores.items()]
-            )
+            self._remember("example_scores", scores)

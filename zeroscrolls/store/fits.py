@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from zeroscrolls.store.sqlite import ThreadedTable, chunks, marks, now
+from zeroscrolls.store.sqlite import ThreadedTable
 
 
 class Fits(ThreadedTable):
@@ -15,13 +15,8 @@ class Fits(ThreadedTable):
 
     def get_fits(self, keys: Iterable[str]) -> dict[str, str]:
         """The remembered fits of these keys (absent keys are left out)."""
-        found: dict[str, str] = {}
-        for chunk in chunks(list(dict.fromkeys(keys))):
-            found.update(self._execute(f"SELECT key, fit FROM fits WHERE key IN ({marks(chunk)})", chunk))
-        return found
+        return self._values("fits", "fit", keys)
 
     def put_fits(self, fits: Mapping[str, str]) -> None:
         """Remember fits by key (the first value of a key stays: a key decides its fit)."""
-        if fits:
-            created = now()
-            self._executemany("INSERT OR IGNORE INTO fits VALUES (?, ?, ?)", [(k, v, created) for k, v in fits.items()])
+        self._remember("fits", fits)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -156,6 +156,21 @@ class ThreadedTable:
     def _executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         with self._lock:
             self._db.executemany(sql, rows)
+
+    def _values(self, table: str, column: str, keys: Iterable[str]) -> dict[str, str]:
+        """`column` of the rows of `table` with these keys (absent keys are left out): a remembered value's look-up."""
+        found: dict[str, str] = {}
+        for chunk in chunks(list(dict.fromkeys(keys))):
+            found.update(self._execute(f"SELECT key, {column} FROM {table} WHERE key IN ({marks(chunk)})", chunk))
+        return found
+
+    def _remember(self, table: str, values: Mapping[str, str]) -> None:
+        """Rows (key, value, now) of `table`; the first value of a key stays, since a key decides its value."""
+        if values:
+            created = now()
+            self._executemany(
+                f"INSERT OR IGNORE INTO {table} VALUES (?, ?, ?)", [(k, v, created) for k, v in values.items()]
+            )
 
 
 def open_file(path: Path) -> Connection:
