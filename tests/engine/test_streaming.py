@@ -102,7 +102,7 @@ def test_a_finished_run_keeps_no_prompt_or_document_and_writes_what_an_unstreame
         for r, planned in zip(items, whole[task], strict=True):
             assert r.planned.request is None and r.planned.example.document == ""
             assert r.planned.example.outputs == planned.example.outputs
-            assert r.planned.kept_chars == len(planned.request.document)
+            assert r.planned.truncation.kept_chars == len(planned.request.document)
         records = [json.loads(line) for line in result.folder.records(task).read_text().splitlines()]
         assert [r["key"] for r in records] == [p.key for p in whole[task]]
 

@@ -195,5 +195,4 @@ def _plan_example(
     except ExampleFailed as exc:
         return PlannedExample(example, failure=exc.failure)
     request = make_request(example, fitted, profile, provider, task, suite)
-    start, end = fitted.document_span
-    return PlannedExample(example, request, request.key(), fitted.record, kept_chars=max(end - start, 0))
+    return PlannedExample(example, request, request.key(), fitted.record)

@@ -266,7 +266,7 @@ def _record(r: ExampleResult) -> dict[str, Any]:
     return {
         "id": r.planned.example.id,
         "key": r.planned.key,
-        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)} | _kept_chars(r),
+        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)},
         "input_tokens": g.input_tokens if g else None,
         "output_tokens": g.output_tokens if g else None,
         "cost_usd": g.cost_usd if g else None,
@@ -293,12 +293,8 @@ def _suite_fields(r: ExampleResult, suite: Suite) -> dict[str, Any]:
     """What the suite records about the prompt sent (`Suite.record_fields`)."""
     if suite.record_fields is None:
         return {}
-    return dict(suite.record_fields(r.planned.example, _kept_chars(r).get("kept_chars")))
-
-
-def _kept_chars(r: ExampleResult) -> dict[str, int]:
-    """Characters of the document the model saw, so `view` can show the prompt as sent from the document alone."""
-    return {"kept_chars": r.planned.kept_chars} if r.planned.kept_chars is not None else {}
+    truncation = r.planned.truncation
+    return dict(suite.record_fields(r.planned.example, truncation.kept_chars if truncation else None))
 
 
 def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:

@@ -143,8 +143,6 @@ class PlannedExample:
     key: str | None = None
     truncation: TruncationRecord | None = None
     failure: Failure | None = None
-    kept_chars: int | None = None
-    """Characters of the document the model sees (None: nothing is sent)."""
 
     @property
     def error(self) -> str | None:

@@ -7,7 +7,14 @@ import bisect
 import re
 
 from zeroscrolls.text.encodings import official_encoding, packaged_file
-from zeroscrolls.text.fitted import FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
+from zeroscrolls.text.fitted import (
+    FitRule,
+    FittedPrompt,
+    TruncationRecord,
+    budget_too_small,
+    characters,
+    tail_span,
+)
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import TokenCounter
 
@@ -36,8 +43,8 @@ def fit_by_count(counter: TokenCounter, parts: PromptParts, max_tokens: int, bud
     empty = counter.count(parts.with_document("") + prefill)
     doc_tokens = max(total - empty, 0)
     if total <= max_tokens - budget:
-        record = TruncationRecord(doc_tokens, doc_tokens, False, total, FitRule.COUNTED)
         span = (parts.document_start, parts.document_end)
+        record = TruncationRecord(doc_tokens, doc_tokens, False, total, FitRule.COUNTED, **characters(parts, span))
         return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
     limit = max_tokens - budget - 1
     if empty > limit:
@@ -65,8 +72,8 @@ def fit_by_count(counter: TokenCounter, parts: PromptParts, max_tokens: int, bud
                 over_lo /= 2
         last_fit = fits
     kept = document[: cuts[lo]]
-    record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED)
     span = (parts.document_start, parts.document_start + len(kept))
+    record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED, **characters(parts, span))
     return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
 
@@ -86,8 +93,8 @@ def _tail_by_count(counter: TokenCounter, parts: PromptParts, limit: int, doc_to
         else:
             lo = mid
     kept = document[starts[hi] :]
-    record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED)
     span = tail_span(parts, kept)
+    record = TruncationRecord(doc_tokens, best - empty, True, best, FitRule.COUNTED, **characters(parts, span))
     return FittedPrompt(parts.with_document(kept), record, span, prefill=parts.prefill, stop=parts.stop)
 
 

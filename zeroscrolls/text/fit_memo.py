@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zeroscrolls.core.source_digest import package_version, source_digest
-from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, tail_span
+from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, characters, tail_span
 from zeroscrolls.text.opening import Opening
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import (
@@ -144,8 +144,6 @@ def describe(parts: PromptParts, fitted: FittedPrompt) -> str | None:
 def restore(parts: PromptParts, value: str) -> FittedPrompt:
     """The fit `value` describes, rebuilt from `parts` without a tokenizer."""
     fields = json.loads(value)
-    *numbers, rule = fields["record"]
-    record = TruncationRecord(*numbers, rule=FitRule(rule))
     if "tail" in fields:
         kept = parts.text[parts.document_start + fields["tail"] : parts.document_end]
         text, span = parts.with_document(kept), tail_span(parts, kept)
@@ -155,6 +153,8 @@ def restore(parts: PromptParts, value: str) -> FittedPrompt:
         text, span = head + parts.suffix, (parts.document_start, len(head))
     else:
         text, span = parts.text, (parts.document_start, parts.document_end)
+    *numbers, rule = fields["record"]
+    record = TruncationRecord(*numbers, rule=FitRule(rule), **characters(parts, span))
     return FittedPrompt(text, record, span, prefill=parts.prefill, stop=parts.stop)
 
 

@@ -43,7 +43,9 @@ class FitRule(str, Enum):
 class TruncationRecord:
     """How much of the document a model saw."""
 
-    document_tokens: int
+    document_tokens: int | None
+    """The document's tokens; None where it was cut from its head alone (text/opening.py): the tokens past the cut
+    were never encoded, since the prompt needs none of them."""
     kept_tokens: int
     truncated: bool
     """Whether the document was cut (and the trim notice added)."""
@@ -51,10 +53,15 @@ class TruncationRecord:
     """Tokens of the final prompt as sent (seq2seq: encoder input ids, EOS included)."""
     rule: FitRule
     """The arithmetic that decided the prompt's length."""
+    document_chars: int
+    kept_chars: int
+    """Characters of the document the model sees (its kept head or tail)."""
 
     @property
     def kept_fraction(self) -> float:
-        return self.kept_tokens / self.document_tokens if self.document_tokens else 1.0
+        """The share of the document's characters the model saw: exact without counting the document's tokens, and
+        comparable across models whatever their tokenizers."""
+        return self.kept_chars / self.document_chars if self.document_chars else 1.0
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,22 @@ def budget_too_small(where: str, max_tokens: int, budget: int, needed: int) -> E
         f"{where}: a budget of {max_tokens} tokens cannot hold the prompt without its document "
         f"({needed} tokens: instruction, headers, trim notice and query{reserve}); raise --max-tokens"
     )
+
+
+def window_too_small(where: str, window: int, reserve: int, thinks: bool, needed: int) -> ExampleFailed:
+    """The error of an example whose prompt without its document, with what the request may generate, passes
+    the model's window."""
+    fix = "lower --reasoning-budget" if thinks else "this model cannot take the example"
+    return ExampleFailed(
+        f"{where}: the model's window of {window} tokens cannot hold the prompt without its document ({needed} "
+        f"tokens: instruction, headers, trim notice and query) and the {reserve} tokens the request may generate; "
+        f"{fix}"
+    )
+
+
+def characters(parts: PromptParts, span: tuple[int, int]) -> dict[str, int]:
+    """A record's character counts, of a prompt that holds `parts`' document (or its kept part) at `span`."""
+    return {"document_chars": parts.document_end - parts.document_start, "kept_chars": max(span[1] - span[0], 0)}
 
 
 def tail_span(parts: PromptParts, kept: str) -> tuple[int, int]:

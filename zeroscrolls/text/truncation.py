@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import functools
 from array import array
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar, cast
+from typing import cast
 
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.counted import fit_by_count
@@ -24,50 +23,35 @@ from zeroscrolls.text.fit_memo import (
     restore,
     tokenizer_fingerprint,
 )
-from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRecord, budget_too_small, tail_span
+from zeroscrolls.text.fitted import (
+    Budget,
+    FitRule,
+    FittedPrompt,
+    TruncationRecord,
+    budget_too_small,
+    characters,
+    tail_span,
+    window_too_small,
+)
 from zeroscrolls.text.junction import joined_length, proven
-from zeroscrolls.text.opening import NO_OPENING, Opening, PromptTokens, first_tokens, opening_of
+from zeroscrolls.text.lru import LRU
+from zeroscrolls.text.opening import (
+    NO_HEAD,
+    NO_OPENING,
+    Head,
+    Opening,
+    PromptTokens,
+    first_tokens,
+    head_of,
+    opening_of,
+    prefix_length,
+)
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import BatchEncoder, HFTokenizer, TokenCounter, Tokenizer
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 CHAT_OVERHEAD = 9
 """spec §3.4: the official OpenAI runner keeps 9 fewer tokens for chat models (message framing). Tokenizers with
 a chat template of their own (local models) reserve what that template measurably adds instead."""
-
-
-class _LRU(Generic[K, V]):
-    """A bounded map that forgets the least recently used entry."""
-
-    def __init__(self, size: int) -> None:
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._size = size
-
-    def find(self, key: K) -> V | None:
-        """The value of `key` if held (it becomes the most recently used), else None."""
-        value = self._items.get(key)
-        if value is not None:
-            self._items.move_to_end(key)
-        return value
-
-    def get(self, key: K, compute: Callable[[], V]) -> V:
-        """The value of `key`, computed and held when it is not."""
-        value = self.find(key)
-        if value is None:
-            value = compute()
-            self.put(key, value)
-        return value
-
-    def put(self, key: K, value: V) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._items
 
 
 class Truncator:
@@ -84,14 +68,18 @@ class Truncator:
         """Checked once: a runtime protocol check per encoding costs more than a short encoding."""
         self.batches = self._encodes and isinstance(tokenizer, BatchEncoder)
         """Whether `prefetch` encodes anything: the tokenizer encodes batches on every core."""
-        self._ids: _LRU[tuple[str, bool], array[int]] = _LRU(cache_size)
-        self._counts: _LRU[tuple[str, bool], int] = _LRU(4 * cache_size)
+        self._ids: LRU[tuple[str, bool], array[int]] = LRU(cache_size)
+        self._counts: LRU[tuple[str, bool], int] = LRU(4 * cache_size)
         self.memo: FitStore | None = None
         """Where fits are remembered across runs (None: nowhere)."""
         self._recalled: dict[str, str] = {}
         """Remembered fits `prefetch` found for the next `fit` calls, by key."""
-        self._openings: _LRU[str, Opening] = _LRU(cache_size)
+        self._openings: LRU[str, Opening] = LRU(cache_size)
         """What each opening's tokens say (text/opening.py), by the opening's text."""
+        self._heads: LRU[str, Head] = LRU(cache_size // 4)
+        """The heads encoded of openings whose prompts were cut (text/opening.py), by the opening's text."""
+        self._prefixes: dict[str, array[int]] = {}
+        """First prefixes of heads `prefetch` encoded for the next `fit` calls, by their text."""
         self._proven = self._encodes and proven(cast(Tokenizer, tokenizer))
         """Whether a prompt's tokens may be had from its opening's: else every prompt is encoded whole."""
 
@@ -121,8 +109,9 @@ class Truncator:
 
     def prefetch(self, prompts: Sequence[PromptParts], budget: Budget) -> None:
         """Prepare the next `fit` calls: recall the fits (and openings) the memo holds, all in one look-up, and
-        encode what the others start from in one batch on every core: their openings where those decide the
-        prompt's tokens (text/opening.py) and are new, else their whole prompts. So a planner that fits a few
+        encode what the others start from in one batch on every core: where openings decide the prompt's tokens
+        (text/opening.py) and are new, the first prefix of each one's head (the whole opening if that is short),
+        else their whole prompts. So a planner that fits a few
         examples at a time spreads tokenization over the cores. Exact: the batch encodes each text as `encode` does.
         A tokenizer without a batch encoder (`batches`), or one that only counts, encodes nothing here."""
         keys = [self._key(p, budget) for p in prompts]
@@ -135,12 +124,17 @@ class Truncator:
         by_opening = self._proven and not special
         whole = [p.text for p in todo if not by_opening or p.cut_start]
         openings = self._unknown_openings([p.text[: p.document_end] for p in todo if by_opening and not p.cut_start])
-        texts = list(dict.fromkeys(t for t in whole + openings if (t, special) not in self._ids))
-        if texts:
-            encoded = cast(BatchEncoder, self.tokenizer).encode_batch(texts, add_special_tokens=special)
-            for text, ids in zip(texts, encoded, strict=True):
-                self._ids.put((text, special), array("I", ids))
-        for text in openings:
+        need = self._need(budget)
+        firsts = {t: t[: prefix_length(t, need)] for t in openings if self._heads.find(t) is None}
+        learnt = [t for t, first in firsts.items() if first == t]  # short enough to be encoded whole
+        prefixes = [first for t, first in firsts.items() if first != t]  # the first prefix of a head
+        texts = list(dict.fromkeys(t for t in whole + learnt if (t, special) not in self._ids))
+        batch = cast(BatchEncoder, self.tokenizer).encode_batch(texts + prefixes, special) if texts or prefixes else []
+        encoded = [array("I", ids) for ids in batch]
+        for text, ids in zip(texts, encoded[: len(texts)], strict=True):
+            self._ids.put((text, special), ids)
+        self._prefixes = dict(zip(prefixes, encoded[len(texts) :], strict=True))
+        for text in learnt:
             self._opening(text, recall=False)
 
     def _unknown_openings(self, texts: list[str]) -> list[str]:
@@ -154,6 +148,11 @@ class Truncator:
             if key in found:
                 self._openings.put(text, recalled_opening(found[key]))
         return [t for t, k in keys.items() if k not in found]
+
+    def _need(self, budget: Budget) -> int:
+        """The prompt tokens that show a decoder prompt is cut at `budget` (its limit, less the framing the fit test
+        counts, plus one)."""
+        return budget.max_tokens - budget.generation_budget - (self.framing(budget.chat) or 0) + 1
 
     def _key(self, parts: PromptParts, budget: Budget) -> str | None:
         """The memo's key of this fit; None when there is no memo or the fit is not remembered."""
@@ -214,39 +213,60 @@ class Truncator:
             return self._fit_seq2seq(parts, budget.max_tokens, where)
         if not self._encodes:
             return fit_by_count(self.tokenizer, parts, budget.max_tokens, budget.generation_budget, where)
-        reserve = budget.generation_budget if budget.completion is None else budget.completion
-        return self._fit_decoder(
-            parts, budget.max_tokens, budget.generation_budget, budget.chat, where, budget.window, reserve
-        )
+        return self._fit_decoder(parts, budget, where)
 
-    def _document_tokens(self, parts: PromptParts) -> int:
-        return self._count(parts.text[parts.document_start : parts.document_end])
+    def _counted_document(self, parts: PromptParts, tokens: PromptTokens) -> int | None:
+        """The document's tokens: the prompt's less those of the prompt without its document, as count-only
+        tokenizers measure it (encoding the document alone a second time was 40 % of a long run's planning); None
+        where the prompt's were not counted (a head showed it is cut)."""
+        if tokens.known is None:
+            return None
+        return tokens.known - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
 
-    def _fit_decoder(
-        self, parts: PromptParts, max_tokens: int, budget: int, chat: bool, where: str, window: int | None, reserve: int
-    ) -> FittedPrompt:
-        tokens = self._prompt_tokens(parts)
-        # The prompt's tokens less those of the prompt without its document, as count-only tokenizers measure it:
-        # encoding the document alone a second time was 40 % of a long run's planning.
-        doc_tokens = tokens.total - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
-        measured = self.framing(chat)
-        framing = measured if measured is not None else CHAT_OVERHEAD if chat else 0
+    def _fit_decoder(self, parts: PromptParts, budget: Budget, where: str) -> FittedPrompt:
+        max_tokens, window, reserve = budget.max_tokens, budget.window, budget.generation_budget
+        if budget.completion is not None:
+            reserve = budget.completion
+        measured = self.framing(budget.chat)
+        framing = measured if measured is not None else CHAT_OVERHEAD if budget.chat else 0
+        tokens = self._prompt_tokens(parts, self._need(budget))
         # spec §3.4: the official 9 is not in the fit test; what the tokenizer measurably adds is
         rule = FitRule.FRAMING if measured else FitRule.OFFICIAL
-        too_small = functools.partial(budget_too_small, where, max_tokens, budget)
+        too_small = functools.partial(budget_too_small, where, max_tokens, budget.generation_budget)
         fitted = self._fit_within(
-            parts, tokens, doc_tokens, max_tokens - budget, measured or 0, framing, rule, too_small
+            parts, tokens, max_tokens - budget.generation_budget, measured or 0, framing, rule, too_small
         )
         if window is None or fitted.record.prompt_tokens + framing + reserve <= window:
             return fitted
         # At the window the official arithmetic overflows it (its fit test leaves the chat framing out, its
         # reserve is the answer's budget alone): what the request may use is reserved instead.
-        too_small = functools.partial(self._too_small_for_window, where, window, reserve, reserve > budget)
-        return self._fit_within(
-            parts, tokens, doc_tokens, window - reserve, framing, framing, FitRule.WINDOW, too_small
-        )
+        too_small = functools.partial(window_too_small, where, window, reserve, reserve > budget.generation_budget)
+        return self._fit_within(parts, tokens, window - reserve, framing, framing, FitRule.WINDOW, too_small)
 
-    def _prompt_tokens(self, parts: PromptParts) -> PromptTokens:
+    def _prompt_tokens(self, parts: PromptParts, need: int) -> PromptTokens:
+        """The prompt's token count and its first tokens: where its opening is proven but not known, from a head of
+        it holding the `need` tokens that show the prompt is cut (counted whole only if asked), unless the head
+        reaches the whole opening; else as `_counted_tokens`."""
+        text = parts.text[: parts.document_end]
+        if self._proven and not parts.cut_start and self._known_opening(text) is None:
+            head = self._head(text, need)
+            if not head.whole:
+                return PromptTokens(lambda n: head.ids[:n], head.shared, lambda: self._counted_tokens(parts))
+        return self._counted_tokens(parts)
+
+    def _head(self, text: str, n: int | None) -> Head:
+        """`head_of` the opening `text`, grown from the head held of it, from the prefix `prefetch` encoded."""
+        tokenizer = cast(Tokenizer, self.tokenizer)
+
+        def encode(part: str) -> array[int]:
+            ids = self._prefixes.pop(part, None)
+            return ids if ids is not None else array("I", tokenizer.encode(part))
+
+        head = head_of(tokenizer, encode, text, n, self._heads.find(text) or NO_HEAD)
+        self._heads.put(text, head)
+        return head
+
+    def _counted_tokens(self, parts: PromptParts) -> PromptTokens:
         """The prompt's token count and its first tokens: from its opening where that is proven (a document asked
         several questions is encoded once, and one whose opening is remembered only as far as a cut needs), else
         from the whole prompt encoded."""
@@ -254,7 +274,7 @@ class Truncator:
         opening = NO_OPENING if parts.cut_start else self._opening(text)
         if opening.tokens == 0:
             ids = self._encode(parts.text)
-            return PromptTokens(len(ids), lambda n: ids[:n])
+            return PromptTokens(lambda n: ids[:n], len(ids))
 
         def first(n: int) -> array[int]:
             held = self._ids.find((text, False))
@@ -263,11 +283,27 @@ class Truncator:
                 ids = first_tokens(cast(Tokenizer, self.tokenizer), text, opening, n)
             return self._encode(parts.text)[:n] if ids is None else ids
 
-        return PromptTokens(opening.tokens + self._count(parts.text[opening.point :]), first)
+        return PromptTokens(first, opening.tokens + self._count(parts.text[opening.point :]))
 
     def _opening(self, text: str, recall: bool = True) -> Opening:
         """What the tokens of the opening `text` say (NO_OPENING where nothing is proven): held, remembered in the
-        memo (unless `recall` is off: it was just looked up), or learnt by encoding it (and then remembered)."""
+        memo (unless `recall` is off: it was just looked up), or learnt by encoding it, or the rest of its head (and
+        then remembered)."""
+        known = self._known_opening(text, recall)
+        if known is not None:
+            return known
+        ids = self._head(text, None).ids if self._heads.find(text) is not None else self._encode(text)
+        self._ids.put((text, False), ids)  # grown from the head encoded where there is one
+        opening = opening_of(cast(Tokenizer, self.tokenizer), text, ids) or NO_OPENING
+        key = self._opening_key(text)
+        if self.memo is not None and key is not None:
+            self.memo.put_fits({key: opening_value(opening)})
+        self._openings.put(text, opening)
+        return opening
+
+    def _known_opening(self, text: str, recall: bool = True) -> Opening | None:
+        """What the tokens of the opening `text` say where that is known without encoding it: held, or remembered in
+        the memo (unless `recall` is off); NO_OPENING where nothing is proven; None where unknown."""
         if not self._proven:
             return NO_OPENING
         held = self._openings.find(text)
@@ -275,12 +311,9 @@ class Truncator:
             return held
         key = self._opening_key(text)
         value = self.memo.get_fits([key]).get(key) if recall and self.memo is not None and key is not None else None
-        if value is not None:
-            opening = recalled_opening(value)
-        else:
-            opening = opening_of(cast(Tokenizer, self.tokenizer), text, self._encode(text)) or NO_OPENING
-            if self.memo is not None and key is not None:
-                self.memo.put_fits({key: opening_value(opening)})
+        if value is None:
+            return None
+        opening = recalled_opening(value)
         self._openings.put(text, opening)
         return opening
 
@@ -291,7 +324,6 @@ class Truncator:
         self,
         parts: PromptParts,
         tokens: PromptTokens,
-        doc_tokens: int,
         limit: int,
         tested: int,
         framing: int,
@@ -301,11 +333,14 @@ class Truncator:
         """The whole prompt when its tokens and the `tested` framing tokens fit `limit`, else `limit - framing - 1`
         tokens: the document's head (or tail) and the suffix. The official rule cuts once, as the official code
         does; the others cut again until the prompt as sent, framing included, fits `limit`."""
-        if tokens.total + tested <= limit:
-            record = TruncationRecord(doc_tokens, doc_tokens, False, tokens.total, rule)
-            span = (parts.document_start, parts.document_end)
+        if tokens.within(limit - tested):
+            doc_tokens, span = self._counted_document(parts, tokens), (parts.document_start, parts.document_end)
+            record = TruncationRecord(
+                doc_tokens, doc_tokens or 0, False, tokens.total(), rule, **characters(parts, span)
+            )
             return FittedPrompt(parts.text, record, span, prefill=parts.prefill, stop=parts.stop)
         if parts.cut_start:
+            doc_tokens = self._counted_document(parts, tokens)
             return self._keep_tail(parts, limit - 1 - framing, False, doc_tokens, rule, too_small)
         suffix_tokens = self._count(parts.suffix)
         keep = limit - 1 - framing - suffix_tokens
@@ -322,15 +357,21 @@ class Truncator:
             keep = max(keep - (sent + framing - limit), head_tokens)
         if rule is not FitRule.OFFICIAL and sent + framing > limit:
             raise too_small(sent)
-        record = TruncationRecord(doc_tokens, keep - head_tokens, True, sent, rule)
-        return FittedPrompt(text, record, (parts.document_start, len(head)), prefill=parts.prefill, stop=parts.stop)
+        span = (parts.document_start, len(head))
+        record = TruncationRecord(
+            self._counted_document(parts, tokens), keep - head_tokens, True, sent, rule, **characters(parts, span)
+        )
+        return FittedPrompt(text, record, span, prefill=parts.prefill, stop=parts.stop)
 
     def _fit_seq2seq(self, parts: PromptParts, max_tokens: int, where: str) -> FittedPrompt:
         ids = self._encode(parts.text, special=True)
-        doc_tokens = self._document_tokens(parts)
+        doc_tokens = self._count(parts.text[parts.document_start : parts.document_end])
         if len(ids) <= max_tokens:
-            record = TruncationRecord(doc_tokens, doc_tokens, False, len(ids), FitRule.OFFICIAL)
-            return FittedPrompt(parts.text, record, (parts.document_start, parts.document_end), token_ids=tuple(ids))
+            span = (parts.document_start, parts.document_end)
+            record = TruncationRecord(
+                doc_tokens, doc_tokens, False, len(ids), FitRule.OFFICIAL, **characters(parts, span)
+            )
+            return FittedPrompt(parts.text, record, span, token_ids=tuple(ids))
         if parts.cut_start:
             too_small = functools.partial(budget_too_small, where, max_tokens, 0)
             return self._keep_tail(parts, max_tokens, True, doc_tokens, FitRule.OFFICIAL, too_small)
@@ -342,15 +383,18 @@ class Truncator:
         prefix_ids = self._encode(parts.text[: parts.query_start], special=True)[:room].tolist()
         head = self.tokenizer.decode(prefix_ids)
         token_ids = tuple(prefix_ids) + tuple(suffix_ids)
-        record = TruncationRecord(doc_tokens, room - head_tokens, True, len(token_ids), FitRule.OFFICIAL)
-        return FittedPrompt(head + parts.suffix, record, (parts.document_start, len(head)), token_ids=token_ids)
+        span = (parts.document_start, len(head))
+        record = TruncationRecord(
+            doc_tokens, room - head_tokens, True, len(token_ids), FitRule.OFFICIAL, **characters(parts, span)
+        )
+        return FittedPrompt(head + parts.suffix, record, span, token_ids=token_ids)
 
     def _keep_tail(
         self,
         parts: PromptParts,
         limit: int,
         special: bool,
-        doc_tokens: int,
+        doc_tokens: int | None,
         rule: FitRule,
         too_small: Callable[[int], ExampleFailed],
     ) -> FittedPrompt:
@@ -369,16 +413,7 @@ class Truncator:
             if len(ids) <= limit or keep == 0:
                 break
             keep = max(keep - (len(ids) - limit), 0)
-        record = TruncationRecord(doc_tokens, keep, True, len(ids), rule)
-        token_ids = tuple(ids) if special else None
         span = tail_span(parts, kept)
+        record = TruncationRecord(doc_tokens, keep, True, len(ids), rule, **characters(parts, span))
+        token_ids = tuple(ids) if special else None
         return FittedPrompt(text, record, span, token_ids=token_ids, prefill=parts.prefill, stop=parts.stop)
-
-    @staticmethod
-    def _too_small_for_window(where: str, window: int, reserve: int, thinks: bool, needed: int) -> ExampleFailed:
-        fix = "lower --reasoning-budget" if thinks else "this model cannot take the example"
-        return ExampleFailed(
-            f"{where}: the model's window of {window} tokens cannot hold the prompt without its document ({needed} "
-            f"tokens: instruction, headers, trim notice and query) and the {reserve} tokens the request may generate; "
-            f"{fix}"
-        )
