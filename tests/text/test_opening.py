@@ -28,7 +28,7 @@ from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
 from zeroscrolls.text.encodings import official_encoding
 from zeroscrolls.text.fitted import Budget, FittedPrompt
-from zeroscrolls.text.opening import NO_OPENING, first_tokens, opening_of
+from zeroscrolls.text.opening import NO_OPENING, first_tokens, head_of, opening_of
 from zeroscrolls.text.templates import PromptParts, PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import Tokenizer, WhitespaceTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
@@ -187,3 +187,32 @@ def test_a_cut_document_is_encoded_only_about_as_far_as_its_cut(encoding: str) -
     expected = fit_example(ex, TEMPLATES[ex.task], profile, reference(encoding))
     assert same_fit(fitted, expected) and fitted.record.document_tokens is None
     assert sum(map(len, spy.encoded)) < 0.15 * len(document)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Instruction.\n\nStory:\n" + "A word and a line.\n" * 3000,
+        "Instruction.\n\nStory:\n" + "Antidisestablishmentarianism notwithstanding " * 2000,  # many chars a token
+        "Instruction.\n\nStory:\n" + "one two " * 500 + "z" * 20000 + " the end " * 500,  # no point in a long run
+        "Instruction.\n\nStory:\n" + "日本語のテキストです。" * 2000,  # few chars a token, no space
+    ],
+)
+def test_a_head_holds_the_whole_encodings_first_tokens_however_it_grows(encoding: str, text: str) -> None:
+    spy = SpyTiktoken(encoding)
+    ids = spy.encode(text)
+
+    def encode(part: str) -> array[int]:
+        return array("I", spy.encode(part))
+
+    head = head_of(spy, encode, text, 1000)
+    for n in (2000, 9000, len(ids) + 1, None):
+        assert head.whole or list(head.ids[: head.shared]) == ids[: head.shared]
+        grown = head_of(spy, encode, text, n, head)
+        assert grown.whole or (n is not None and grown.shared >= n)
+        assert list(grown.ids[: grown.shared]) == ids[: grown.shared]
+        assert grown.whole or spy.decode(ids[: grown.shared]) == text[: grown.point]
+        assert not grown.whole or list(grown.ids) == ids
+        head = grown
+    assert head.whole
