@@ -216,3 +216,20 @@ def test_a_head_holds_the_whole_encodings_first_tokens_however_it_grows(encoding
         assert not grown.whole or list(grown.ids) == ids
         head = grown
     assert head.whole
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_prompt_fitted_from_a_head_is_counted_whole_when_asked(encoding: str) -> None:
+    """The lower bound a head gives decides every fit test the budget sets; asked for more (a limit it does not
+    decide, tokens past the head), the head grows to the whole opening and counts the prompt exactly."""
+    ex = example("narrative_qa", " ".join(f"Sentence {i} tells of Tom and Ann." for i in range(3000)), "Who?")
+    parts = build_prompt(ex, TEMPLATES[ex.task], PromptStyle.CHAT, TASKS[ex.task])
+    ids = official_encoding(encoding).encode(parts.text, disallowed_special=())
+    for asked in ("total", "first"):
+        tokens = Truncator(SpyTiktoken(encoding))._prompt_tokens(parts, 1000)
+        assert tokens.known is None and 1000 <= tokens.at_least < len(ids)
+        if asked == "total":
+            assert tokens.total() == len(ids)
+        else:
+            assert list(tokens.first(len(ids) - 5)) == ids[: len(ids) - 5]
+        assert tokens.known == len(ids) and not tokens.within(len(ids) - 1) and tokens.within(len(ids))

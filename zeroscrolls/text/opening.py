@@ -116,16 +116,16 @@ def head_of(
     tokenizer: Tokenizer,
     encode: Callable[[str], array[int]],
     text: str,
-    n: int,
+    n: int | None,
     held: Head = NO_HEAD,
     per_token: float | None = None,
 ) -> Head:
     """A head of `text` whose first `n` tokens or more come before a shared point, or the whole text encoded where
-    it ends first. Grown from `held`'s shared point (only what follows it is encoded, with `encode`, which may hold
-    what it encoded before) by the characters per token seen so far, `per_token` before any; stretched where no
-    shared point lies near a prefix's end. Only for proven tokenizers."""
+    it ends first (`n` None: the whole text). Grown from `held`'s shared point (only what follows it is encoded,
+    with `encode`, which may hold what it encoded before) by the characters per token seen so far, `per_token`
+    before any; stretched where no shared point lies near a prefix's end. Only for proven tokenizers."""
     head, stretch = held, 1.0
-    while not head.whole and head.shared < n:
+    while not head.whole and (n is None or head.shared < n):
         length = prefix_length(text, n, head, per_token, stretch)
         ids = head.ids[: head.shared] + encode(text[head.point : length])
         if length == len(text):
@@ -139,9 +139,13 @@ def head_of(
     return head
 
 
-def prefix_length(text: str, n: int, head: Head = NO_HEAD, per_token: float | None = None, stretch: float = 1) -> int:
+def prefix_length(
+    text: str, n: int | None, head: Head = NO_HEAD, per_token: float | None = None, stretch: float = 1
+) -> int:
     """How far `head_of` encodes `text` next to hold `n` tokens before a shared point (from nothing: `head`'s
-    default), by the characters per token `head` shows, `per_token` before it shows any."""
+    default), by the characters per token `head` shows, `per_token` before it shows any; to its end for None."""
+    if n is None:
+        return len(text)
     seen = (per_token or FIRST_CHARS_PER_TOKEN) if head.shared == 0 else head.point / head.shared
     return min(len(text), head.point + int((n - head.shared + MARGIN_TOKENS) * seen * SLACK * stretch) + 1)
 
