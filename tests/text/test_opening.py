@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from array import array
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,35 @@ def test_a_prompt_fitted_from_a_head_is_counted_whole_when_asked(encoding: str) 
         else:
             assert list(tokens.first(len(ids) - 5)) == ids[: len(ids) - 5]
         assert tokens.known == len(ids) and not tokens.within(len(ids) - 1) and tokens.within(len(ids))
+
+
+class LookedUp(dict):
+    """A memo in a dict that lists every key asked of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def get_fits(self, keys: Sequence[str]) -> dict[str, str]:
+        self.asked += keys
+        return {k: self[k] for k in keys if k in self}
+
+    def put_fits(self, fits: Mapping[str, str]) -> None:
+        self.update(fits)
+
+
+@pytest.mark.parametrize("prefetched", [True, False])
+def test_an_opening_the_memo_lacks_is_looked_up_once_for_all_its_questions(prefetched: bool) -> None:
+    document = " ".join(f"Sentence {i} tells of Tom and Ann." for i in range(3000))
+    questions = [example("narrative_qa", document, q) for q in ("Who?", "Where did they go?", "Why?")]
+    parts = [build_prompt(ex, TEMPLATES[ex.task], PromptStyle.CHAT, TASKS[ex.task]) for ex in questions]
+    profile = dataclasses.replace(get_model("gpt-4"), tokenizer="tiktoken:cl100k_base", max_tokens=4096)
+    budget = fit_budget(TASKS["narrative_qa"], profile)
+    truncator = Truncator(SpyTiktoken("cl100k_base"))
+    truncator.memo = memo = LookedUp()
+    if prefetched:
+        truncator.prefetch(parts, budget)
+    for p in parts:
+        assert same_fit(truncator.fit_to(p, budget), reference("cl100k_base").fit_to(p, budget))
+    opening = truncator._opening_key(parts[0].text[: parts[0].document_end])
+    assert memo.asked.count(opening) == 1

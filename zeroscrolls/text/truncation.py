@@ -77,9 +77,7 @@ class Truncator:
         self._openings: LRU[str, Opening] = LRU(cache_size)
         """What each opening's tokens say (text/opening.py), by the opening's text."""
         self._heads: LRU[str, Head] = LRU(cache_size // 4)
-        """The heads encoded of openings whose prompts were cut (text/opening.py), by the opening's text."""
-        self._prefixes: dict[str, array[int]] = {}
-        """First prefixes of heads `prefetch` encoded for the next `fit` calls, by their text."""
+        """The heads encoded of openings not found in the memo, whose prompts were cut (text/opening.py)."""
         self._proven = self._encodes and proven(cast(Tokenizer, tokenizer))
         """Whether a prompt's tokens may be had from its opening's: else every prompt is encoded whole."""
 
@@ -111,9 +109,9 @@ class Truncator:
         """Prepare the next `fit` calls: recall the fits (and openings) the memo holds, all in one look-up, and
         encode what the others start from in one batch on every core: where openings decide the prompt's tokens
         (text/opening.py) and are new, the first prefix of each one's head (the whole opening if that is short),
-        else their whole prompts. So a planner that fits a few
-        examples at a time spreads tokenization over the cores. Exact: the batch encodes each text as `encode` does.
-        A tokenizer without a batch encoder (`batches`), or one that only counts, encodes nothing here."""
+        else their whole prompts. So a planner that fits a few examples at a time spreads tokenization over the
+        cores. Exact: the batch encodes each text as `encode` does. A tokenizer without a batch encoder
+        (`batches`), or one that only counts, encodes nothing here."""
         keys = [self._key(p, budget) for p in prompts]
         if self.memo is not None and (wanted := [k for k in keys if k is not None]):
             self._recalled.update(dict.fromkeys(wanted, "") | self.memo.get_fits(wanted))  # "": looked up, absent
@@ -127,15 +125,20 @@ class Truncator:
         need = self._need(budget)
         firsts = {t: t[: prefix_length(t, need)] for t in openings if self._heads.find(t) is None}
         learnt = [t for t, first in firsts.items() if first == t]  # short enough to be encoded whole
-        prefixes = [first for t, first in firsts.items() if first != t]  # the first prefix of a head
+        heads = [t for t, first in firsts.items() if first != t]  # each encoded from the first prefix of its head
         texts = list(dict.fromkeys(t for t in whole + learnt if (t, special) not in self._ids))
-        batch = cast(BatchEncoder, self.tokenizer).encode_batch(texts + prefixes, special) if texts or prefixes else []
-        encoded = [array("I", ids) for ids in batch]
+        encoded = self._encode_batch(texts + [firsts[t] for t in heads], special)
         for text, ids in zip(texts, encoded[: len(texts)], strict=True):
             self._ids.put((text, special), ids)
-        self._prefixes = dict(zip(prefixes, encoded[len(texts) :], strict=True))
         for text in learnt:
             self._opening(text, recall=False)
+        for text, ids in zip(heads, encoded[len(texts) :], strict=True):
+            self._head(text, need, {firsts[text]: ids})
+
+    def _encode_batch(self, texts: list[str], special: bool) -> list[array[int]]:
+        if not texts:
+            return []
+        return [array("I", ids) for ids in cast(BatchEncoder, self.tokenizer).encode_batch(texts, special)]
 
     def _unknown_openings(self, texts: list[str]) -> list[str]:
         """The openings among `texts` neither held nor remembered in the memo (those remembered are held now)."""
@@ -150,8 +153,7 @@ class Truncator:
         return [t for t, k in keys.items() if k not in found]
 
     def _need(self, budget: Budget) -> int:
-        """The prompt tokens that show a decoder prompt is cut at `budget` (its limit, less the framing the fit test
-        counts, plus one)."""
+        """The prompt tokens that show a decoder prompt is cut: its limit, less the framing the fit test counts, + 1."""
         return budget.max_tokens - budget.generation_budget - (self.framing(budget.chat) or 0) + 1
 
     def _key(self, parts: PromptParts, budget: Budget) -> str | None:
@@ -216,26 +218,22 @@ class Truncator:
         return self._fit_decoder(parts, budget, where)
 
     def _counted_document(self, parts: PromptParts, tokens: PromptTokens) -> int | None:
-        """The document's tokens: the prompt's less those of the prompt without its document, as count-only
-        tokenizers measure it (encoding the document alone a second time was 40 % of a long run's planning); None
-        where the prompt's were not counted (a head showed it is cut)."""
+        """The document's tokens: the prompt's less those of the prompt without it (encoding the document alone again
+        was 40 % of a long run's planning); None where the prompt's were not counted (a head showed it is cut)."""
         if tokens.known is None:
             return None
         return tokens.known - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
 
     def _fit_decoder(self, parts: PromptParts, budget: Budget, where: str) -> FittedPrompt:
-        max_tokens, window, reserve = budget.max_tokens, budget.window, budget.generation_budget
-        if budget.completion is not None:
-            reserve = budget.completion
+        limit, window = budget.max_tokens - budget.generation_budget, budget.window
+        reserve = budget.generation_budget if budget.completion is None else budget.completion
         measured = self.framing(budget.chat)
         framing = measured if measured is not None else CHAT_OVERHEAD if budget.chat else 0
         tokens = self._prompt_tokens(parts, self._need(budget))
         # spec §3.4: the official 9 is not in the fit test; what the tokenizer measurably adds is
         rule = FitRule.FRAMING if measured else FitRule.OFFICIAL
-        too_small = functools.partial(budget_too_small, where, max_tokens, budget.generation_budget)
-        fitted = self._fit_within(
-            parts, tokens, max_tokens - budget.generation_budget, measured or 0, framing, rule, too_small
-        )
+        too_small = functools.partial(budget_too_small, where, budget.max_tokens, budget.generation_budget)
+        fitted = self._fit_within(parts, tokens, limit, measured or 0, framing, rule, too_small)
         if window is None or fitted.record.prompt_tokens + framing + reserve <= window:
             return fitted
         # At the window the official arithmetic overflows it (its fit test leaves the chat framing out, its
@@ -254,12 +252,13 @@ class Truncator:
                 return PromptTokens(lambda n: head.ids[:n], head.shared, lambda: self._counted_tokens(parts))
         return self._counted_tokens(parts)
 
-    def _head(self, text: str, n: int | None) -> Head:
-        """`head_of` the opening `text`, grown from the head held of it, from the prefix `prefetch` encoded."""
+    def _head(self, text: str, n: int | None, encoded: dict[str, array[int]] | None = None) -> Head:
+        """`head_of` the opening `text`, grown from the head held of it; a prefix `encoded` holds (`prefetch`'s
+        batch) is not encoded again."""
         tokenizer = cast(Tokenizer, self.tokenizer)
 
         def encode(part: str) -> array[int]:
-            ids = self._prefixes.pop(part, None)
+            ids = encoded.pop(part, None) if encoded else None
             return ids if ids is not None else array("I", tokenizer.encode(part))
 
         head = head_of(tokenizer, encode, text, n, self._heads.find(text) or NO_HEAD)
@@ -309,6 +308,8 @@ class Truncator:
         held = self._openings.find(text)
         if held is not None:
             return held
+        if self._heads.find(text) is not None:
+            return None  # looked up when its head was first encoded
         key = self._opening_key(text)
         value = self.memo.get_fits([key]).get(key) if recall and self.memo is not None and key is not None else None
         if value is None:
