@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from tests.api_server import GENEROUS_RPM, ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import RunStopped, UsageError
+from zeroscrolls.core.failures import Kind
 from zeroscrolls.engine import remember_in_cache
 from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
@@ -114,6 +115,14 @@ async def test_overloaded_and_rate_limited_answers_are_retried(server: ApiServer
     calls = server.calls("/v1/messages")
     limited = next(i for i, c in enumerate(calls) if c.status == 429)
     assert calls[limited + 1].at - calls[limited].at >= 0.2
+
+
+async def test_a_dropped_connection_is_said_to_be_dropped_not_a_timeout(server: ApiServer) -> None:
+    server.fail_next(*[Fault(0)] * 2)
+    provider = AnthropicProvider(max_retries=1)
+    [generation] = await collect(provider, planned(provider, ("quality",))[:1])
+    assert generation.failure is not None and generation.failure.kind is Kind.SERVER
+    assert "connection dropped" in generation.error and "request-timeout" not in generation.error
 
 
 async def test_refused_key_stops_the_run_without_leaking_it(server: ApiServer) -> None:

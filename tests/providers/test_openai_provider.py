@@ -12,7 +12,9 @@ from tests.api_server import ApiServer, Fault, collect, plan_requests
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Kind
+from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
+from zeroscrolls.providers.http.provider import HTTPProvider
 from zeroscrolls.providers.models import REGISTRY
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.suites.zeroscrolls.tasks import get_task
@@ -203,6 +205,26 @@ async def test_gives_up_after_max_retries(server: ApiServer, caplog: pytest.LogC
     assert len(server.received) == 3
     assert "retry 2/2" in caplog.text  # each attempt is logged in one place
     assert KEY not in generation.error and KEY not in caplog.text  # an echoed key is masked everywhere
+
+
+@pytest.mark.parametrize("provider_type", [OpenAIProvider, AnthropicProvider])
+def test_clients_send_through_aiohttp_unless_the_url_holds_credentials(provider_type: type[HTTPProvider]) -> None:
+    """The SDKs' aiohttp transport spends less CPU a request than httpx; aiohttp refuses credentials in the URL
+    beside the key's Authorization header, so such a server gets httpx, which sends them as Basic auth."""
+    plain = provider_type(base_url="http://127.0.0.1:9/v1").make_client("sk-x")
+    assert type(plain._client._transport).__name__ == "AiohttpTransport"
+    with_credentials = provider_type(base_url="http://user:pass@127.0.0.1:9/v1").make_client("sk-x")
+    assert type(with_credentials._client._transport).__name__ == "AsyncHTTPTransport"  # httpx's own
+
+
+async def test_a_dropped_connection_is_said_to_be_dropped_not_a_timeout(server: ApiServer) -> None:
+    """The SDK's aiohttp transport reports a connection the server closed as a timeout; the failure says what
+    happened, and not that --request-timeout ran out."""
+    server.fail_next(*[Fault(0)] * 2)
+    provider = OpenAIProvider(max_retries=1)
+    [generation] = await collect(provider, planned(provider, "gpt-4", 8192, ("qasper",))[:1])
+    assert generation.failure is not None and generation.failure.kind is Kind.SERVER
+    assert "connection dropped" in generation.error and "request-timeout" not in generation.error
 
 
 async def test_concurrency_keeps_that_many_requests_in_flight(server: ApiServer) -> None:

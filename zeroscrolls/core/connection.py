@@ -24,6 +24,23 @@ def connect_failure(exc: BaseException) -> str | None:
     return None
 
 
+def dropped_connection(exc: BaseException) -> str | None:
+    """Why the server broke off the connection of `exc` without a whole answer ('Server disconnected'), or None.
+    The SDKs' aiohttp transport reports it as a connection error or, in openai's, as a timeout (`APITimeoutError`)
+    that `--request-timeout` did not cause; aiohttp's own exception, among the causes, says which."""
+    import aiohttp
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(
+            cause,
+            (TimeoutError, aiohttp.ClientConnectorError),  # no answer in time, or no connection at all
+        ):
+            return str(cause) or type(cause).__name__
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
 def unreachable(url: str, timeout: float = 5.0) -> str | None:
     """Why no TCP connection to `url`'s host opens right now (see `connect_failure`, or 'no answer in N s'), or
     None when one does. Costs one connection and no request."""

@@ -20,7 +20,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.core.failures import Failure, Kind
+from zeroscrolls.core.failures import Failure
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.anthropic import codec
 from zeroscrolls.providers.base import PromptCache
@@ -157,7 +157,10 @@ class AnthropicProvider(HTTPProvider):
         import anthropic
 
         timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+        http_client = anthropic.DefaultAioHttpClient() if self.takes_aiohttp() else None
+        return anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout, http_client=http_client
+        )
 
     def batch_api(self) -> AnthropicBatchAPI:
         """Message Batches on this provider's server and key, for `--batch`."""
@@ -177,11 +180,7 @@ class AnthropicProvider(HTTPProvider):
             kind = f" {exc.type}" if exc.type else ""
             message = f"HTTP {exc.status_code}{kind}: {exc.api_message or exc.message}"
             return http_failure(exc.status_code, exc.response.headers, message)
-        if isinstance(exc, anthropic.APITimeoutError):
-            return self.timeout_failure(exc)
-        if isinstance(exc, anthropic.APIConnectionError):  # dropped connections
-            return Failure(Kind.SERVER, f"{type(exc).__name__}: {exc}")
-        return None
+        return self.connection_failure(exc, anthropic.APITimeoutError, anthropic.APIConnectionError)
 
     def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
         # Input tokens per minute is the limit `reserved_tokens` counts against; older answers carry only the

@@ -187,7 +187,10 @@ class OpenAIProvider(HTTPProvider):
         import openai
 
         timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
-        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout)
+        http_client = openai.DefaultAioHttpClient() if self.takes_aiohttp() else None
+        return openai.AsyncOpenAI(
+            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout, http_client=http_client
+        )
 
     def batch_api(self) -> OpenAIBatchAPI:
         """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
@@ -215,11 +218,7 @@ class OpenAIProvider(HTTPProvider):
             if exc.code == "insufficient_quota":  # a 429 that waiting cannot fix: the account cannot pay
                 return Failure(Kind.CREDENTIALS, message, status=exc.status_code)
             return http_failure(exc.status_code, exc.response.headers, message)
-        if isinstance(exc, openai.APITimeoutError):
-            return self.timeout_failure(exc)
-        if isinstance(exc, openai.APIConnectionError):  # dropped connections
-            return Failure(Kind.SERVER, f"{type(exc).__name__}: {exc}")
-        return None
+        return self.connection_failure(exc, openai.APITimeoutError, openai.APIConnectionError)
 
     def server_limits(self, headers: Mapping[str, str]) -> ServerLimits:
         return ServerLimits(
