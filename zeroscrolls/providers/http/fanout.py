@@ -34,6 +34,7 @@ async def fan_out(
         try:
             while going_on() and (item := await take()) is not None:
                 await done.put(await handle(item))
+                await asyncio.sleep(0)  # the consumer, woken first, handles the result before the next is taken
         except Exception as exc:  # handed to the consumer, which raises it
             await done.put(exc)
         await done.put(None)
