@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from tests.api_server import ApiServer
+from zeroscrolls import load_run
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import plan_run
@@ -126,14 +127,19 @@ def test_a_killed_run_keeps_what_it_spent_and_its_rerun_counts_it(server: ApiSer
     run.wait()
     rows, paid = cached_cost(cache)
     assert rows >= 2
-    killed = manifest(folder)
-    assert killed["status"] == "running" and killed["spent_usd"] == pytest.approx(paid)
+    assert manifest(folder)["status"] == "running"
+    assert (folder / "spending.jsonl").is_file()  # a line per paid answer, the manifest written before the first
+    killed = load_run(folder)  # as every reader of the folder sees it
+    assert killed.manifest["spent_usd"] == pytest.approx(paid)
+    assert killed.totals["generated"] == rows and killed.totals["cost_usd"] == pytest.approx(paid)
 
     again = CliRunner().invoke(app, run_args(server, out, paid))  # a cap the killed run already reached
     assert again.exit_code == 1, again.output
     assert manifest(folder)["totals"]["generated"] == 0  # the rerun sent nothing
     assert len(server.calls(CHAT)) <= rows + 1  # those answered, and the one in flight when killed if it had left
     assert "already spent into this run folder, nothing left" in flat(again)
+    assert manifest(folder)["spent_usd"] == pytest.approx(paid)  # the finished rerun's manifest holds it
+    assert not (folder / "spending.jsonl").exists()
 
 
 def sweep_args(server: ApiServer, out: Path, cap: float) -> list[str]:

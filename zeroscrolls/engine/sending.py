@@ -8,7 +8,6 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from itertools import islice
-from typing import Any
 
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.engine.collecting import Results, cannot_write_run
@@ -16,6 +15,7 @@ from zeroscrolls.engine.plan import PLAN_CHUNK
 from zeroscrolls.engine.progress import Progress, Tally
 from zeroscrolls.engine.scheduler import CostCap, generate_all, generate_claimed
 from zeroscrolls.output import runfolder
+from zeroscrolls.output.spending import SpendingLog
 from zeroscrolls.providers.batch.provider import refuse_paying_twice
 from zeroscrolls.run.values import Plan, PlannedExample, Totals
 from zeroscrolls.store.cache import GenerationCache
@@ -46,8 +46,8 @@ class Sending:
         self.progress = progress
         self.spent_before = spent_before
         """What earlier runs spent into the run folder."""
-        self.running: dict[str, Any] | None = None
-        """The manifest written before the first request, rewritten with the spending as paid answers arrive."""
+        self.spending: SpendingLog | None = None
+        """Where paid answers are logged, from the running manifest written before the first request."""
         self.misses = 0
         """Requests the cache lacked."""
         self.failed = 0
@@ -82,6 +82,8 @@ class Sending:
             planner.cancel()
             await asyncio.gather(planner, return_exceptions=True)
             await plan.provider.aclose()
+            if self.spending is not None:
+                self.spending.close()
 
     async def _plan_ahead(self, planned: asyncio.Queue[list[PlannedExample] | Exception]) -> None:
         """Plan in a worker thread, a few examples at a time, as far ahead as the queue holds; [] at the end. What
@@ -129,7 +131,7 @@ class Sending:
                 if cache is not None:
                     cache.check_writable()
                 try:
-                    self.running = runfolder.write_running(plan, totals, self.started, self.spent_before)
+                    self.spending = runfolder.write_running(plan, totals, self.started, self.spent_before)
                 except OSError as exc:
                     raise cannot_write_run(exc, plan.folder.root) from None
                 results.may_write()
@@ -183,13 +185,11 @@ class Sending:
         return generation
 
     def _write_spending(self) -> None:
-        """The manifest with what the run folder's runs spent so far, this one's answers included."""
-        if self.running is None:
+        """What the run folder's runs spent so far, this one's answers included."""
+        if self.spending is None:
             return
         try:
-            runfolder.write_spending(
-                self.plan.folder, self.running, self.totals, self.spent_before + self.totals.cost_usd
-            )
+            self.spending.add(self.spent_before + self.totals.cost_usd, self.totals)
         except OSError as exc:
             raise cannot_write_run(exc, self.plan.folder.root) from None
 

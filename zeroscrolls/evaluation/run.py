@@ -22,6 +22,7 @@ from zeroscrolls.data.sampling import run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.evaluation.config import refuse_cli_only, run_config
 from zeroscrolls.evaluation.console import opened_cache, plan_with_notes, progress_console, progress_for, show_stop
+from zeroscrolls.output.spending import with_spending
 from zeroscrolls.providers.models import WHOLE_DOCUMENT
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
@@ -296,7 +297,7 @@ def load_run(path: str | Path) -> Run:
         hint = " (a sweep folder: use load_sweep)" if (folder.root / "sweep.csv").is_file() else ""
         raise UsageError(f"{folder.root}: not a run folder{hint}; pass a folder written by `zeroscrolls run`")
     scores = _read_json(folder.scores) if folder.scores.is_file() else None
-    return Run(folder.root, _read_json(folder.manifest), scores)
+    return Run(folder.root, with_spending(_read_json(folder.manifest), folder), scores)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.output import drawn, report
 from zeroscrolls.output.atomic import write_atomic
+from zeroscrolls.output.spending import SpendingLog, with_spending
 from zeroscrolls.run.values import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.store.failures import cannot_write
 from zeroscrolls.suites.base import Suite
@@ -141,10 +142,11 @@ def spent_before(plan: Plan) -> float:
 
 
 def recorded_spending(manifest: Path) -> float:
-    """USD all runs of a run folder spent into it, as its manifest says (`spent_usd`, kept up to date while a run
-    sends): 0 without a readable manifest; for a manifest older than `spent_usd`, what its last run spent."""
+    """USD all runs of a run folder spent into it, as its manifest says (`spent_usd`; a killed run's, as its
+    spending log says): 0 without a readable manifest; for a manifest older than `spent_usd`, what its last run
+    spent."""
     try:
-        found = json.loads(manifest.read_text(encoding="utf-8"))
+        found = with_spending(json.loads(manifest.read_text(encoding="utf-8")), RunFolder(manifest.parent))
         spent = float(found["spent_usd"] if "spent_usd" in found else found["totals"]["cost_usd"])
     except (OSError, ValueError, KeyError, TypeError):
         return 0.0
@@ -236,6 +238,7 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
     text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, breakdown)
     write_text(folder.report, text)
     write_json(folder.manifest, manifest)
+    folder.spending.unlink(missing_ok=True)  # the manifest holds what it logged
 
 
 def import_plots_early() -> None:
@@ -246,19 +249,13 @@ def import_plots_early() -> None:
     ).start()
 
 
-def write_running(plan: Plan, totals: Totals, started: str, spent_before: float = 0.0) -> dict[str, Any]:
+def write_running(plan: Plan, totals: Totals, started: str, spent_before: float = 0.0) -> SpendingLog:
     """The manifest of a run that is writing its tasks as they finish (status "running", no end time), so a run
-    killed meanwhile leaves a folder its rerun recognizes and resumes into; returned for `write_spending`."""
+    killed meanwhile leaves a folder its rerun recognizes and resumes into; then the log its paid answers go to."""
     result = RunResult(plan.folder, totals, None, {}, spent_before_usd=spent_before)
     manifest = _manifest(plan, result, started) | {"finished_at": None, "status": "running"}
     write_json(plan.folder.manifest, manifest)
-    return manifest
-
-
-def write_spending(folder: RunFolder, running: dict[str, Any], totals: Totals, spent_usd: float) -> None:
-    """The running manifest with the totals and spending so far, rewritten as each paid answer arrives: a killed
-    run's folder still says what was spent into it, and its rerun's `--max-cost` counts that."""
-    write_json(folder.manifest, running | {"totals": asdict(totals), "spent_usd": spent_usd})
+    return SpendingLog(plan.folder)
 
 
 def _record(r: ExampleResult) -> dict[str, Any]:

@@ -75,6 +75,11 @@ class RunFolder:
         return self.root / "report.md"
 
     @property
+    def spending(self) -> Path:
+        """What a run spent so far, a line per paid answer while it sends (left only by a killed run)."""
+        return self.root / "spending.jsonl"
+
+    @property
     def error_log(self) -> Path:
         """The traceback of an unexpected error that stopped the run (absent when the last run met none)."""
         return self.root / "error.log"

@@ -28,6 +28,7 @@ from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.data.sampling import Selection, run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
+from zeroscrolls.output.spending import with_spending
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.results.compare import find_runs
 from zeroscrolls.results.formats import example_value, refuses
@@ -53,7 +54,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
     documents: dict[str, str] = {}
     pages, notes = [], []
     for index, run in enumerate(runs):
-        manifest = _read_json(RunFolder(run).manifest)
+        manifest = with_spending(_read_json(RunFolder(run).manifest), RunFolder(run))
         suite = resolve_suite(manifest.get("suite", DEFAULT_SUITE))
         if suite.name not in templates_of:
             templates_of[suite.name] = suite.load_templates(prompts)
