@@ -37,7 +37,7 @@ def execute(
     still being planned; write each task as its last answer arrives, then scores, report and manifest.
 
     `--max-cost` bounds what every run spent into the run folder, this one included (the manifest's `spent_usd`,
-    kept up to date as answers arrive); a sweep's point passes `spent_elsewhere`, what the sweep's other run folders
+    logged as answers arrive); a sweep's point passes `spent_elsewhere`, what the sweep's other run folders
     spent, so that the cap bounds the whole sweep. `progress` is told where the run stands (default: nothing
     shown); setting `stop` stops the run as Ctrl-C does (what arrived is written, then `KeyboardInterrupt`)."""
     progress = progress or Silent()

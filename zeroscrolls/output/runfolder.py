@@ -2,7 +2,8 @@
 
 Every file is written to a temporary name in its folder and renamed over the target (`os.replace`), so a reader or
 a killed process never sees half a file. Layout (DESIGN.md "State, outputs, resume"): `manifest.json`,
-`predictions/<task>.json` (the official submission layout), `records/<task>.jsonl`, `scores.json`, `report.md`.
+`predictions/<task>.json` (the official submission layout), `records/<task>.jsonl`, `scores.json`, `report.md`,
+and `spending.jsonl` while a run sends (output/spending.py), the one file that grows instead.
 A run folder is one plain folder inside `--output` and holds one configuration: a run does not write into a folder
 of another configuration, or one that is not a run folder, unless told to (`--overwrite`).
 """
