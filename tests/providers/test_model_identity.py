@@ -5,7 +5,9 @@ behind the same `vllm serve` name are not answered from the cache; the keys of O
 from __future__ import annotations
 
 import json
+import logging
 import shutil
+import socket
 import uuid
 from pathlib import Path
 
@@ -120,3 +122,17 @@ def test_servers_that_report_nothing_and_openais_own_api_keep_their_keys(
     own.profile("gpt-4", 8192)
     own.check_ready()  # OpenAI's API is not asked: its golden keys (tests/core/test_request_key.py) stay
     assert own.identity() == {"endpoint": "https://api.openai.com/v1"} and served.listings == 1
+
+
+def test_a_server_that_lists_no_models_is_keyed_by_its_endpoint_with_a_warning(
+    served: ApiServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with socket.socket() as probe:  # a port of 127.0.0.1 that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    provider = OpenAIProvider(base_url=dead, tokenizer="cl100k_base")
+    provider.profile("tiny", 4096)
+    with caplog.at_level(logging.WARNING):
+        provider.check_ready()
+    assert provider.identity() == {"endpoint": dead}
+    assert f"{dead} did not list its models" in caplog.text
