@@ -93,6 +93,13 @@ class SlowProvider(ScriptedProvider):
         return await super().answer(request)
 
 
+class ImportingProvider(ScriptedProvider):
+    """Scripted answers from a provider whose sending needs a module imported (`tests/sdk_for_tests.py`)."""
+
+    name = "importing"
+    sending_modules = ("tests.sdk_for_tests",)
+
+
 class FlakyProvider(ScriptedProvider):
     """Fails the requests of the example ids in $ZS_TEST_FAIL_IDS (a failure is a value, as in real providers)."""
 

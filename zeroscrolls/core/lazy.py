@@ -1,9 +1,11 @@
-"""Public names a package exports without importing them: each is read from its module on first access, so
-importing the package stays cheap (no pandas, no SDK) however much its names pull in."""
+"""Imports put off until needed: public names a package exports without importing them, each read from its module
+on first access, so importing the package stays cheap (no pandas, no SDK) however much its names pull in; and
+modules imported in a background thread ahead of their use."""
 
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -27,3 +29,17 @@ def lazy_exports(
         return sorted({*namespace, *exports, *subpackages})
 
     return __getattr__, __dir__
+
+
+def import_in_background(module: str) -> None:
+    """Import `module` in a thread of its own, so that its first use (an SDK or matplotlib: about a second each)
+    waits only for what is left of it; the main thread goes on meanwhile (tokenizers release the GIL). A failing
+    import is left to raise where the module is used."""
+
+    def load() -> None:
+        try:
+            importlib.import_module(module)
+        except Exception:  # raised again, with its cause, by the import that needs the module
+            pass
+
+    threading.Thread(target=load, name=f"import-{module}", daemon=True).start()

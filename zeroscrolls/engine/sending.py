@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from itertools import islice
 
+from zeroscrolls.core.lazy import import_in_background
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.engine.collecting import Results, cannot_write_run
 from zeroscrolls.engine.plan import PLAN_CHUNK
@@ -50,6 +51,8 @@ class Sending:
         """Where paid answers are logged, from the running manifest written before the first request."""
         self.misses = 0
         """Requests the cache lacked."""
+        self.importing = False
+        """Whether the provider's `sending_modules` are being imported already."""
         self.failed = 0
 
     async def run(self, spent_under_cap: float, stop: threading.Event | None = None) -> list[str] | None:
@@ -74,6 +77,8 @@ class Sending:
         planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
         planner = asyncio.create_task(self._plan_ahead(planned))
         cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap)
+        if cache is None:  # every request is sent: the SDK is imported while the first ones are planned
+            self._import_sending_modules()
         try:
             if cache is None:
                 return await generate_all(plan.provider, self._misses(planned), cap, self._record)
@@ -136,8 +141,15 @@ class Sending:
                     raise cannot_write_run(exc, plan.folder.root) from None
                 results.may_write()
                 runfolder.import_plots_early()
+                self._import_sending_modules()
             self.misses += len(todo)
             yield todo
+
+    def _import_sending_modules(self) -> None:
+        if not self.importing:
+            self.importing = True
+            for module in self.plan.provider.sending_modules:
+                import_in_background(module)
 
     def _hit(self, request: Request, generation: Generation) -> None:
         """A generation found in the cache (or made meanwhile by another process sharing it)."""

@@ -10,13 +10,11 @@ of another configuration, or one that is not a run folder, unless told to (`--ov
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import platform
 import re
 import tempfile
-import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -28,6 +26,7 @@ import jsonlines
 
 from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.lazy import import_in_background
 from zeroscrolls.output import drawn, report
 from zeroscrolls.output.atomic import write_atomic
 from zeroscrolls.output.spending import SpendingLog, with_spending
@@ -245,9 +244,7 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
 def import_plots_early() -> None:
     """Import the plotting module (matplotlib, about a second) in a background thread while requests are in flight,
     so writing the run after its last answer does not wait for it; the lazy import in drawn.py waits on this one."""
-    threading.Thread(
-        target=importlib.import_module, args=("zeroscrolls.output.plots",), name="import-plots", daemon=True
-    ).start()
+    import_in_background("zeroscrolls.output.plots")
 
 
 def write_running(plan: Plan, totals: Totals, started: str, spent_before: float = 0.0) -> SpendingLog:

@@ -74,6 +74,7 @@ class AnthropicProvider(HTTPProvider):
 
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
+    sending_modules = ("anthropic",)
     withheld_finish_reasons = frozenset({"refusal"})
 
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:

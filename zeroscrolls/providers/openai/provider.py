@@ -73,6 +73,7 @@ class OpenAIProvider(HTTPProvider):
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
+    sending_modules = ("openai",)
     accepted_options = HTTPProvider.accepted_options | {"tokenizer", "reasoning_budget"}
     withheld_finish_reasons = frozenset({"content_filter"})
 

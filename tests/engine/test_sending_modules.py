@@ -1,0 +1,52 @@
+"""A provider's slow imports (`Provider.sending_modules`, an SDK) start in the background as soon as a run knows it
+will send, so the first request does not wait for them; a rerun answered from the cache never imports them."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from zeroscrolls.data.sources import DataSource
+from zeroscrolls.engine import execute, plan_run
+from zeroscrolls.run.values import RunConfig
+from zeroscrolls.store.cache import GenerationCache
+
+SDK = "tests.sdk_for_tests"
+
+
+def config(output: Path) -> RunConfig:
+    return RunConfig(
+        model="m",
+        provider="tests.providers_for_tests:ImportingProvider",
+        data=DataSource.parse("sample"),
+        tasks=("qasper",),
+        output=output,
+    )
+
+
+def imported_by() -> str:
+    """The thread that imported the SDK (waited for: the import runs beside the run)."""
+    deadline = time.monotonic() + 10
+    while SDK not in sys.modules:
+        assert time.monotonic() < deadline, "the SDK was never imported"
+        time.sleep(0.01)
+    return sys.modules[SDK].IMPORTED_BY
+
+
+def test_a_run_without_a_cache_imports_the_sdk_in_the_background(tmp_path: Path) -> None:
+    sys.modules.pop(SDK, None)
+    result = execute(plan_run(config(tmp_path / "results")), None)
+    assert result.totals.generated == 2
+    assert imported_by() == f"import-{SDK}"
+
+
+def test_a_cached_run_imports_it_at_its_first_miss_and_a_warm_rerun_never(tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        sys.modules.pop(SDK, None)
+        assert execute(plan_run(config(tmp_path / "results")), cache).totals.generated == 2
+        assert imported_by() == f"import-{SDK}"
+        sys.modules.pop(SDK)
+        rerun = execute(plan_run(config(tmp_path / "results")), cache)
+    assert rerun.totals.cache_hits == 2 and rerun.totals.generated == 0
+    assert SDK not in sys.modules
