@@ -9,6 +9,7 @@ costs more start-up time than the rest of `zeroscrolls --help`, and its boxes cr
 from __future__ import annotations
 
 import functools
+import gc
 import importlib
 import inspect
 import os
@@ -201,7 +202,11 @@ def zeroscrolls() -> None:
 def main() -> None:
     """Console script entry point. A reader of stdout that leaves early (`zeroscrolls models | head -2`) read all it
     wanted: exit 0 quietly, where typer exits 1 after wrapping stdout to silence the broken pipe, and rich exits 1
-    after pointing stdout at the null device."""
+    after pointing stdout at the null device.
+
+    Whatever the command did, the objects it leaves are frozen out of the garbage collector's sight before the
+    interpreter exits: its last collection would search the SDKs' thousands of model classes for cycles, which
+    takes 0.3-0.5 s after a run that sent requests, with every file already closed and nothing left to free."""
     on_null_device = _stdout_is_null()
     try:
         app()
@@ -212,6 +217,8 @@ def main() -> None:
         if exc.code == 1 and left:
             raise SystemExit(0) from None
         raise
+    finally:
+        gc.freeze()
 
 
 def _stdout_is_null() -> bool:
