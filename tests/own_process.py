@@ -19,12 +19,15 @@ DEAD_PROXY = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0
 
 
 def imported_modules(args: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[str, set[str]]:
-    """`zeroscrolls ARGS` run to success: its stderr, and every module it imported (`python -X importtime`)."""
+    """`zeroscrolls ARGS` run to success: its stderr, and every module it imported (`python -X importtime`), with the
+    packages of each (`importlib.import_module`, as the background imports call it, logs the modules the package
+    imports but not the package itself)."""
     command = [sys.executable, "-X", "importtime", "-m", "zeroscrolls.cli", *args]
     ran = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **(env or {})})
     assert ran.returncode == 0, ran.stderr
-    modules = {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
-    return ran.stderr, modules
+    logged = {line.split("|")[-1].strip() for line in ran.stderr.splitlines() if line.startswith("import time:")}
+    packages = {".".join(name.split(".")[:n]) for name in logged for n in range(1, name.count(".") + 1)}
+    return ran.stderr, logged | packages
 
 
 def answered_in_cache(config: RunConfig, cache_path: Path) -> int:

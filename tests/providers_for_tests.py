@@ -17,6 +17,7 @@ import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import ClassVar
 
+from tests import sdk_gate
 from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.failures import Failure, Kind
@@ -28,6 +29,8 @@ from zeroscrolls.suites.base import Suite
 from zeroscrolls.text.templates import PromptStyle
 
 DEFAULT_BUDGET = 100_000
+IMPORT_START_WAIT_S = 3.0
+"""How long `GatedImportProvider` waits for its SDK's import to start before it says it had not."""
 
 
 def answer_for(request: Request) -> str:
@@ -98,6 +101,20 @@ class ImportingProvider(ScriptedProvider):
 
     name = "importing"
     sending_modules = ("tests.sdk_for_tests",)
+
+
+class GatedImportProvider(ScriptedProvider):
+    """Scripted answers from a provider whose SDK (`tests/gated_sdk_for_tests.py`) is slow to import: shown the run's
+    first example, before anything is planned, it notes whether that import has started (waiting a little for it),
+    then lets it finish."""
+
+    name = "gated"
+    sending_modules = ("tests.gated_sdk_for_tests",)
+
+    def use_examples(self, suite: Suite, source: DataSource, examples: Mapping[str, Sequence[Example]]) -> None:
+        if not sdk_gate.FINISH.is_set():
+            sdk_gate.started_before_planning.append(sdk_gate.STARTED.wait(IMPORT_START_WAIT_S))
+            sdk_gate.FINISH.set()
 
 
 class FlakyProvider(ScriptedProvider):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
+from tests import sdk_gate
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import execute, plan_run
 from zeroscrolls.run.values import RunConfig
@@ -38,15 +40,22 @@ def test_a_run_without_a_cache_imports_the_sdk_in_the_background(tmp_path: Path)
     sys.modules.pop(SDK, None)
     result = execute(plan_run(config(tmp_path / "results")), None)
     assert result.totals.generated == 2
-    assert imported_by() == f"import-{SDK}"
+    assert imported_by() == "background-imports"
 
 
 def test_a_cached_run_imports_it_at_its_first_miss_and_a_warm_rerun_never(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
         sys.modules.pop(SDK, None)
         assert execute(plan_run(config(tmp_path / "results")), cache).totals.generated == 2
-        assert imported_by() == f"import-{SDK}"
+        assert imported_by() == "background-imports"
         sys.modules.pop(SDK)
         rerun = execute(plan_run(config(tmp_path / "results")), cache)
     assert rerun.totals.cache_hits == 2 and rerun.totals.generated == 0
     assert SDK not in sys.modules
+
+
+def test_a_cache_holding_nothing_of_the_model_imports_the_sdk_before_anything_is_planned(tmp_path: Path) -> None:
+    gated = replace(config(tmp_path / "results"), provider="tests.providers_for_tests:GatedImportProvider")
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        assert execute(plan_run(gated, cache=cache, to_send=True), cache).totals.generated == 2
+    assert sdk_gate.started_before_planning == [True]

@@ -59,6 +59,15 @@ def test_failures_are_never_cached(tmp_path: Path) -> None:
         assert len(cache) == 0
 
 
+def test_holds_says_whether_any_answer_of_a_provider_and_model_is_cached(tmp_path: Path) -> None:
+    with GenerationCache(tmp_path / "c.sqlite") as cache:
+        assert not cache.holds("p", "m")
+        request = make_request(1)
+        cache.put(request, make_generation(request))
+        assert cache.holds("p", "m")
+        assert not cache.holds("p", "other") and not cache.holds("other", "m")
+
+
 def test_first_row_of_a_key_wins(tmp_path: Path) -> None:
     request = make_request(1)
     with GenerationCache(tmp_path / "c.sqlite") as cache:

@@ -5,6 +5,8 @@ modules imported in a background thread ahead of their use."""
 from __future__ import annotations
 
 import importlib
+import queue
+import sys
 import threading
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -31,15 +33,31 @@ def lazy_exports(
     return __getattr__, __dir__
 
 
-def import_in_background(module: str) -> None:
-    """Import `module` in a thread of its own, so that its first use (an SDK or matplotlib: about a second each)
-    waits only for what is left of it; the main thread goes on meanwhile (tokenizers release the GIL). A failing
-    import is left to raise where the module is used."""
+def import_in_background(*modules: str) -> None:
+    """Import `modules` in a background thread, so that the first use of each (an SDK or matplotlib: about a second
+    each) waits only for what is left of it; the main thread goes on meanwhile (tokenizers release the GIL). One
+    thread imports every module asked for, one after another in the order asked (each import holds the GIL, so
+    the SDK a first request needs is not slowed by the plotting library a run needs at its end). A failing import
+    is left to raise where the module is used."""
+    global _queue
+    with _asking:
+        if _queue is None:
+            _queue = queue.SimpleQueue()
+            threading.Thread(target=_import_queued, args=(_queue,), name="background-imports", daemon=True).start()
+        for module in modules:
+            if module not in sys.modules:
+                _queue.put(module)
 
-    def load() -> None:
+
+_queue: queue.SimpleQueue[str] | None = None
+"""The modules the background thread is to import, once it is started."""
+_asking = threading.Lock()
+
+
+def _import_queued(modules: queue.SimpleQueue[str]) -> None:
+    while True:
+        module = modules.get()
         try:
             importlib.import_module(module)
         except Exception:  # raised again, with its cause, by the import that needs the module
             pass
-
-    threading.Thread(target=load, name=f"import-{module}", daemon=True).start()

@@ -77,8 +77,8 @@ class Sending:
         planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
         planner = asyncio.create_task(self._plan_ahead(planned))
         cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap)
-        if cache is None:  # every request is sent: the SDK is imported while the first ones are planned
-            self._import_sending_modules()
+        if cache is None or not cache.holds(plan.provider.name, plan.profile.name):
+            self._import_sending_modules()  # all will be sent: the SDK is imported while the first ones are planned
         try:
             if cache is None:
                 return await generate_all(plan.provider, self._misses(planned), cap, self._record)
@@ -140,10 +140,11 @@ class Sending:
                 except OSError as exc:
                     raise cannot_write_run(exc, plan.folder.root) from None
                 results.may_write()
-                runfolder.import_plots_early()
                 self._import_sending_modules()
             self.misses += len(todo)
             yield todo
+        if self.misses:  # everything is planned: matplotlib is imported while the last answers are awaited
+            runfolder.import_plots_early()
 
     def _import_sending_modules(self) -> None:
         if not self.importing:

@@ -242,7 +242,7 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
 
 
 def import_plots_early() -> None:
-    """Import the plotting module (matplotlib, about a second) in a background thread while requests are in flight,
+    """Import the plotting module (matplotlib, about a second) in the background while the last answers are awaited,
     so writing the run after its last answer does not wait for it; the lazy import in drawn.py waits on this one."""
     import_in_background("zeroscrolls.output.plots")
 

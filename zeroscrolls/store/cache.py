@@ -71,6 +71,10 @@ class GenerationCache:
     def __len__(self) -> int:
         return generations.count(self._db)
 
+    def holds(self, provider: str, model: str) -> bool:
+        """Whether any answer of `model` from `provider` is cached (one look in an index)."""
+        return generations.holds(self._db, provider, model)
+
     def usage(self) -> list[ModelUsage]:
         """Rows, stored bytes, cost and date range per provider/model."""
         return generations.usage(self._db)

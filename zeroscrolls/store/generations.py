@@ -109,6 +109,12 @@ def count(db: Connection) -> int:
     return db.execute("SELECT COUNT(*) FROM generations").fetchone()[0]
 
 
+def holds(db: Connection, provider: str, model: str) -> bool:
+    """Whether a row of `provider` and `model` exists (the index `generations_by_model` answers)."""
+    query = "SELECT EXISTS (SELECT 1 FROM generations WHERE provider = ? AND model = ?)"
+    return bool(db.execute(query, (provider, model)).fetchone()[0])
+
+
 def usage(db: Connection) -> list[ModelUsage]:
     """Rows, stored bytes, cost and date range per provider/model."""
     return [ModelUsage(*row) for row in db.execute(USAGE_QUERY)]
