@@ -91,6 +91,7 @@ def test_offline_encoding_equals_tiktokens_own_constructor(name: str) -> None:
     assert ours._pat_str == official._pat_str
     assert ours._special_tokens == official._special_tokens
     assert ours.n_vocab == official.n_vocab
+    assert ours._mergeable_ranks == official._mergeable_ranks
     assert ours.encode(TRICKY, disallowed_special=()) == official.encode(TRICKY, disallowed_special=())
 
 

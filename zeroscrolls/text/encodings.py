@@ -4,7 +4,7 @@ what decides an encoding's every token without reading its ranks."""
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import gzip
 import hashlib
@@ -97,11 +97,8 @@ def checked_content(name: str, path: Path) -> bytes:
 def encoding_from_file(name: str, path: Path) -> tiktoken.Encoding:
     """The official encoding `name` built from its file (`checked_content`)."""
     official = OFFLINE_ENCODINGS[name]
-    ranks = {}
-    for line in checked_content(name, path).splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    fields = checked_content(name, path).split()  # "<base64 token> <rank>" lines, whose every byte the hash fixed
+    ranks = dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
     return tiktoken.Encoding(
         name=name, pat_str=official.pat_str, mergeable_ranks=ranks, special_tokens=official.special_tokens
     )
