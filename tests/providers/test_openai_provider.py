@@ -16,6 +16,7 @@ from zeroscrolls.providers.anthropic.provider import AnthropicProvider
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.http.provider import HTTPProvider
 from zeroscrolls.providers.models import REGISTRY
+from zeroscrolls.providers.openai import codec
 from zeroscrolls.providers.openai.provider import OpenAIProvider
 from zeroscrolls.suites.zeroscrolls.tasks import get_task
 from zeroscrolls.text.tokenizers import load_tokenizer
@@ -60,6 +61,20 @@ async def test_chat_prompts_on_the_wire_equal_zeroscrolls_prompt(server: ApiServ
         assert body["temperature"] == 0  # spec §3.5
         assert body["max_tokens"] == get_task(request.task).generation_budget
         assert "stop" not in body
+
+
+async def test_each_request_sends_exactly_the_body_its_batch_line_carries(server: ApiServer) -> None:
+    """The body goes to the SDK's `post` as `codec.request_body` builds it (the SDK's per-call parameter transform is
+    skipped, for its CPU), so it must be what the API takes: byte for byte what a batch line of the request holds."""
+    provider = OpenAIProvider()
+    requests = planned(provider, "gpt-4", 2048, ("qasper",)) + planned(
+        provider, "gpt-3.5-turbo-instruct", 4096, ("qmsum",)
+    )
+    assert all(g.ok for g in await collect(provider, requests))
+    sent = {(c.path, str(c.body.get("messages") or c.body.get("prompt"))): c.body for c in server.calls()}
+    for request in requests:
+        path, body = codec.request_body(request)
+        assert sent[path, str(body.get("messages") or body.get("prompt"))] == body
 
 
 async def test_completion_models_send_the_dataset_input(server: ApiServer) -> None:
