@@ -49,7 +49,7 @@ def client_path(path: str) -> str:
     return path.removeprefix("/v1")
 
 
-def completion(path: str, body: Any) -> ChatCompletion | Completion:
+def parsed_answer(path: str, body: Any) -> ChatCompletion | Completion:
     """The JSON answer to a request sent to `path`, as the SDK builds it (nested objects constructed, nothing
     validated)."""
     from openai.types import Completion

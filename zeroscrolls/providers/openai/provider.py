@@ -211,7 +211,7 @@ class OpenAIProvider(HTTPProvider):
         path, body = codec.request_body(request)
         response = await client.post(codec.client_path(path), body=body, cast_to=httpx2.Response)
         with reading_reply(self.name):
-            return codec.reply_from(codec.completion(path, response.json()), response.headers)
+            return codec.reply_from(codec.parsed_answer(path, response.json()), response.headers)
 
     def classify(self, exc: BaseException) -> Failure | None:
         import openai
