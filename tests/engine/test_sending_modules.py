@@ -43,15 +43,18 @@ def test_a_run_without_a_cache_imports_the_sdk_in_the_background(tmp_path: Path)
     assert imported_by() == "background-imports"
 
 
-def test_a_cached_run_imports_it_at_its_first_miss_and_a_warm_rerun_never(tmp_path: Path) -> None:
+def test_a_cached_run_imports_it_in_the_background_a_warm_rerun_never_and_a_miss_at_once(tmp_path: Path) -> None:
     with GenerationCache(tmp_path / "c.sqlite") as cache:
         sys.modules.pop(SDK, None)
         assert execute(plan_run(config(tmp_path / "results")), cache).totals.generated == 2
         assert imported_by() == "background-imports"
         sys.modules.pop(SDK)
         rerun = execute(plan_run(config(tmp_path / "results")), cache)
-    assert rerun.totals.cache_hits == 2 and rerun.totals.generated == 0
-    assert SDK not in sys.modules
+        assert rerun.totals.cache_hits == 2 and rerun.totals.generated == 0
+        assert SDK not in sys.modules
+        another_task = replace(config(tmp_path / "results"), tasks=("quality",))  # the model cached, its rows not
+        assert execute(plan_run(another_task), cache).totals.generated == 2
+    assert imported_by() == "background-imports"
 
 
 def test_a_cache_holding_nothing_of_the_model_imports_the_sdk_before_anything_is_planned(tmp_path: Path) -> None:
