@@ -149,8 +149,7 @@ class Sending:
     def _import_sending_modules(self) -> None:
         if not self.importing:
             self.importing = True
-            for module in self.plan.provider.sending_modules:
-                import_in_background(module)
+            import_in_background(*self.plan.provider.sending_modules)
 
     def _hit(self, request: Request, generation: Generation) -> None:
         """A generation found in the cache (or made meanwhile by another process sharing it)."""

@@ -65,11 +65,11 @@ class Provider(ABC):
     default_concurrency: ClassVar[int] = 8
     """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
     accepted_options: ClassVar[frozenset[str]] = frozenset()
+    """The run options this provider takes (`base_url`, `device`, `seed`, ...); `check_options` refuses any other
+    before the provider is built, so an option never silently does nothing."""
     sending_modules: ClassVar[tuple[str, ...]] = ()
     """What sending imports that is slow to import (an SDK: about a second), imported in the background as soon as
     a run knows it will send, so the first request does not wait for it."""
-    """The run options this provider takes (`base_url`, `device`, `seed`, ...); `check_options` refuses any other
-    before the provider is built, so an option never silently does nothing."""
 
     def __init__(self, **options: Any) -> None:
         """`options` are the run's provider options (base_url, device, ...), among `accepted_options`."""

@@ -54,7 +54,8 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
     documents: dict[str, str] = {}
     pages, notes = [], []
     for index, run in enumerate(runs):
-        manifest = with_spending(_read_json(RunFolder(run).manifest), RunFolder(run))
+        folder = RunFolder(run)
+        manifest = with_spending(_read_json(folder.manifest), folder)
         suite = resolve_suite(manifest.get("suite", DEFAULT_SUITE))
         if suite.name not in templates_of:
             templates_of[suite.name] = suite.load_templates(prompts)

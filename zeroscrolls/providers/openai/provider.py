@@ -138,8 +138,8 @@ class OpenAIProvider(HTTPProvider):
     def _served_checkpoints(self) -> dict[str, dict[str, Any]]:
         """`SERVED_FIELDS` of the listing's entries of this provider's models; {} for a server that lists none.
 
-        One GET of `/models` as the SDK sends it, through httpx: importing the SDK takes a second, which a rerun
-        answered from the cache would spend on this request alone."""
+        One GET of `/models` as the SDK sends it, through httpx2 (the SDK's HTTP library): importing the SDK takes a
+        second, which a rerun answered from the cache would spend on this request alone."""
         import httpx2
 
         timeout = httpx2.Timeout(self.request_timeout, connect=self.connect_timeout)
