@@ -5,18 +5,18 @@ plain numbers (`engine.progress`); this module draws them on a rich console."""
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
-from rich.progress import Progress as Bar
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
 
 from zeroscrolls.core.failures import Failure
 from zeroscrolls.engine.progress import PlainProgress, Progress, Tally
+from zeroscrolls.evaluation.live import DecorativeProgress
 from zeroscrolls.run.values import Plan, RunConfig
 
 if TYPE_CHECKING:
@@ -24,11 +24,12 @@ if TYPE_CHECKING:
 
 
 class BarProgress:
-    """A run's progress as rich's live bar: done/total, cache hits, failures, tokens, cost and time left."""
+    """A run's progress as rich's live bar: done/total, cache hits, failures, tokens, cost and time left. The bar is
+    decoration: if it cannot be drawn, one note says so and `PlainProgress` lines take over."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
-        self.bar = Bar(
+        self.bar = DecorativeProgress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -37,24 +38,54 @@ class BarProgress:
             TimeRemainingColumn(),
             console=console,
         )
-        self.task = self.bar.add_task("", start=False)
+        self.name = ""
+        self.task: TaskID | None = None
+        self.plain: PlainProgress | None = None
 
     def start(self, name: str, tally: Tally) -> None:
-        self.task = self.bar.add_task(name, total=tally.total, completed=tally.done, **_fields(tally))
-        self.bar.start()
+        self.name = name
+
+        def started() -> None:
+            self.task = self.bar.add_task(name, total=tally.total, completed=tally.done, **_fields(tally))
+            self.bar.start()
+
+        self._draw(started, tally)
 
     def update(self, tally: Tally) -> None:
-        self.bar.update(self.task, completed=tally.done, **_fields(tally))
+        task = self.task
+        if task is not None:
+            self._draw(lambda: self.bar.update(task, completed=tally.done, **_fields(tally)), tally)
+        elif self.plain is not None:
+            self.plain.update(tally)
 
     def note(self, line: str) -> None:
         self.console.print(line, highlight=False)
 
     def stop(self) -> None:
-        self.bar.stop()
+        if self.plain is not None:
+            self.plain.stop()
+        else:
+            self.bar.close()
+
+    def _draw(self, call: Callable[[], object], tally: Tally) -> None:
+        """`call` on the bar; once the bar has failed (here or in rich's refresh thread), plain lines instead."""
+        if self.plain is not None:
+            self.plain.update(tally)
+        elif not self.bar.attempt(call):
+            self.bar.close()
+            self.task = None
+            self.note(f"note: the progress bar cannot be drawn ({self.bar.describe_failure()}); plain lines instead")
+            self.plain = plain_progress(self.console)
+            self.plain.start(self.name, tally)
 
 
 def _fields(tally: Tally) -> dict[str, Any]:
     return {"hits": tally.hits, "failed": tally.failed, "tokens": tally.tokens, "cost": tally.cost}
+
+
+def plain_progress(console: Console) -> PlainProgress:
+    """A line now and then on `console`, printed as is."""
+    return PlainProgress(lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True))
 
 
 def progress_for(console: Console) -> Progress:
@@ -62,7 +93,7 @@ def progress_for(console: Console) -> Progress:
     a bar nobody sees."""
     if console.is_terminal:
         return BarProgress(console)
-    return PlainProgress(lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True))
+    return plain_progress(console)
 
 
 def show_stop(console: Console, stopped: Failure) -> None:
