@@ -104,10 +104,13 @@ class Results:
         return new
 
     def answer(self, key: str, generation: Generation) -> int:
-        """Fill the slots waiting for `key`; returns how many. Then a task that failed to score or write raises
-        here: the answer that learns of the failure is kept all the same."""
+        """Fill the slots waiting for `key`; returns how many. Then a task handed to the worker before this answer
+        that failed to score or write raises here: the answer that learns of the failure is kept all the same. A
+        task this answer completes is never what it learns of, however fast the worker is: its failure is raised at
+        the next answer, or when the results close."""
+        earlier = len(self._jobs)
         filled = self.keep(key, generation)
-        self._raise_failed()
+        self._raise_failed(earlier)
         return filled
 
     def keep(self, key: str, generation: Generation) -> int:
@@ -160,10 +163,13 @@ class Results:
     def _submit(self, job: Callable[[], None]) -> None:
         self._jobs.append(self._worker.submit(job))
 
-    def _raise_failed(self) -> None:
-        """Raise what a finished job raised (a task that could not be written: the run stops as it would have)."""
-        while self._jobs and self._jobs[0].done():
+    def _raise_failed(self, among: int | None = None) -> None:
+        """Raise what a finished job raised (a task that could not be written: the run stops as it would have),
+        looking at the first `among` jobs (default: all)."""
+        looked = 0
+        while self._jobs and self._jobs[0].done() and (among is None or looked < among):
             self._jobs.pop(0).result()
+            looked += 1
 
     def _complete(self, task: str) -> None:
         """Score the task by the suite's metric (rows without a prediction are left out and reported); write it. A
