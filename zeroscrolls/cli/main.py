@@ -16,7 +16,7 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -194,8 +194,22 @@ app = typer.Typer(
 )
 
 
+def print_version(asked: bool) -> None:
+    """`--version`: the installed distribution's version, read only when asked (importlib.metadata is not free)."""
+    if asked:
+        from importlib.metadata import version
+
+        typer.echo(f"zeroscrolls {version('zeroscrolls')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def zeroscrolls() -> None:
+def zeroscrolls(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """ZeroSCROLLS evaluation harness: official prompts, truncation and metrics, cached resumable runs."""
 
 
