@@ -62,6 +62,30 @@ def test_arguments_read_as_words(command: list[str], usage: str) -> None:
     assert usage.split()[-1] in text.split("Arguments:")[1], text
 
 
+RUN_PANELS = ["Common options", "Data and prompts", "Output and cache", "Provider", "Pacing and retries",
+              "Batch APIs (openai, anthropic)", "Local models (hf, vllm)"]  # fmt: skip
+COMMON = ["--model", "--max-tokens", "--data", "--tasks", "--limit", "--max-cost", "--dry-run"]
+
+
+def sections(text: str) -> dict[str, str]:
+    """Each titled section of a help (its title line, `Title:`, unindented) -> its text."""
+    parts = re.split(r"^(\S[^\n]*):\n", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_run_and_sweep_group_their_options_with_the_common_ones_first(command: str) -> None:
+    text = help_of(command)
+    found = sections(text)
+    assert list(found) == RUN_PANELS, text
+    assert re.findall(r"^  (?:-\w, )?(--[\w-]+)", found["Common options"], flags=re.M) == [*COMMON, "--help"], text
+    assert "--base-url" in found["Provider"] and "--tensor-parallel-size" in found["Local models (hf, vllm)"], text
+
+
+def test_a_command_whose_options_name_no_group_lists_them_as_one() -> None:
+    assert list(sections(help_of("prompt"))) == ["Options"]
+
+
 def test_models_wide_is_a_flag() -> None:
     assert "  --wide  " in help_of("models")
     assert CliRunner().invoke(app, ["models", "--wide", "true"]).exit_code == 2  # it takes no value

@@ -94,12 +94,21 @@ class WordArguments(TyperCommand):
         formatter.write("\n\n".join(textwrap.indent(_fill(p, width), indent) for p in paragraphs) + "\n")
 
     def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+        """Arguments, then the options: in one list, or, where every option but --help names a group
+        (`rich_help_panel`, as `run` and `sweep` do), one titled list per group in the order the groups first
+        appear, --help closing the first."""
         params = self.get_params(ctx)
         arguments = [
             (_argument_name(p), getattr(p, "help", None) or "") for p in params if p.param_type_name == "argument"
         ]
-        options = [record for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))]
-        for title, rows in (("Arguments", arguments), ("Options", options)):
+        options = [(p, record) for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))]
+        panels = [getattr(p, "rich_help_panel", None) for p, _ in options if p.name != "help"]
+        grouped = bool(panels) and all(panels)
+        sections: dict[str, list[tuple[str, str]]] = {"Arguments": arguments}
+        for p, record in options:
+            panel = getattr(p, "rich_help_panel", None) if grouped else "Options"
+            sections.setdefault(panel or panels[0], []).append(record)
+        for title, rows in sections.items():
             if rows:
                 with formatter.section(title):
                     write_dl(formatter, rows)

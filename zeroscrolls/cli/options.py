@@ -1,4 +1,7 @@
-"""Options shared by several commands, declared once; the checks their values pass are in evaluation/options.py."""
+"""Options shared by several commands, declared once; the checks their values pass are in evaluation/options.py.
+
+Every option `run` and `sweep` take names its group in their help (`rich_help_panel`): the groups show in the order
+of `PANELS`, so a newcomer reads the options of a first run before those of each provider kind."""
 
 from __future__ import annotations
 
@@ -9,17 +12,96 @@ import typer
 
 from zeroscrolls.evaluation.options import MAX_CONCURRENCY
 
+COMMON = "Common options"
+DATA = "Data and prompts"
+OUTPUT = "Output and cache"
+PROVIDER = "Provider"
+PACING = "Pacing and retries"
+BATCH = "Batch APIs (openai, anthropic)"
+LOCAL = "Local models (hf, vllm)"
+PANELS = (COMMON, DATA, OUTPUT, PROVIDER, PACING, BATCH, LOCAL)
+"""The groups of `run --help` and `sweep --help`, in the order both declare their options."""
+
+# Common options
+ModelOption = Annotated[
+    str, typer.Option("--model", "-m", help="Model name (see `zeroscrolls models`) or path.", rich_help_panel=COMMON)
+]
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-tokens",
+        help="Token budget: prompt + generation (decoder/API models) or encoder input (seq2seq models).",
+        rich_help_panel=COMMON,
+    ),
+]
 DataOption = Annotated[
     str,
     typer.Option(
         "--data",
         help="Where rows come from: 'hub' (tau/zero_scrolls on the Hugging Face Hub), 'sample' (bundled), "
         "or a folder holding <task>/<split>.jsonl.",
+        rich_help_panel=COMMON,
     ),
 ]
+TasksOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tasks", help="Comma list of tasks (default: all ten, or all the data holds).", rich_help_panel=COMMON
+    ),
+]
+LimitOption = Annotated[
+    int | None, typer.Option("--limit", help="Only the first N examples of each task.", rich_help_panel=COMMON)
+]
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        help="Stop sending before this many USD could be spent, earlier runs into the same folder included (a sweep: "
+        "all its points together).",
+        rich_help_panel=COMMON,
+    ),
+]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Print the requests, cache hits, prompt tokens and cost (a sweep: each point's); send nothing.",
+        rich_help_panel=COMMON,
+    ),
+]
+
+# Data and prompts
 SuiteOption = Annotated[
     str,
-    typer.Option("--suite", help="Benchmark suite (see `zeroscrolls suites`): its tasks, prompts, rows and metric."),
+    typer.Option(
+        "--suite",
+        help="Benchmark suite (see `zeroscrolls suites`): its tasks, prompts, rows and metric.",
+        rich_help_panel=DATA,
+    ),
+]
+SplitOption = Annotated[str, typer.Option("--split", help="validation or test.", rich_help_panel=DATA)]
+SampleOption = Annotated[
+    int | None,
+    typer.Option(
+        "--sample",
+        help="N examples per task drawn at random for --seed (default 0), in dataset order, before --limit; "
+        "NarrativeXL: evenly across retention buckets and question types.",
+        rich_help_panel=DATA,
+    ),
+]
+BooksOption = Annotated[
+    str | None,
+    typer.Option(
+        "--books",
+        help="Comma list of book ids (NarrativeXL: Gutenberg ids): only their questions.",
+        rich_help_panel=DATA,
+    ),
+]
+PromptsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--prompts", help="Folder of <task>.yaml templates overriding the packaged ones.", rich_help_panel=DATA
+    ),
 ]
 PromptModeOption = Annotated[
     str,
@@ -27,81 +109,117 @@ PromptModeOption = Annotated[
         "--prompt-mode",
         help="The suite's prompt protocol: default, or paper (NarrativeXL: the authors' prompt, every question of a "
         "step at once).",
-    ),
-]
-SplitOption = Annotated[str, typer.Option("--split", help="validation or test.")]
-PromptsOption = Annotated[
-    Path | None,
-    typer.Option("--prompts", help="Folder of <task>.yaml templates overriding the packaged ones."),
-]
-ModelOption = Annotated[str, typer.Option("--model", "-m", help="Model name (see `zeroscrolls models`) or path.")]
-ProviderOption = Annotated[
-    str | None,
-    typer.Option("--provider", "-p", help="Provider name, or package.module:Class (default: from the registry)."),
-]
-MaxTokensOption = Annotated[
-    int | None,
-    typer.Option(
-        "--max-tokens",
-        help="Token budget: prompt + generation (decoder/API models) or encoder input (seq2seq models).",
-    ),
-]
-TasksOption = Annotated[
-    str | None,
-    typer.Option("--tasks", help="Comma list of tasks (default: all ten, or all the data holds)."),
-]
-LimitOption = Annotated[int | None, typer.Option("--limit", help="Only the first N examples of each task.")]
-SampleOption = Annotated[
-    int | None,
-    typer.Option(
-        "--sample",
-        help="N examples per task drawn at random for --seed (default 0), in dataset order, before --limit; "
-        "NarrativeXL: evenly across retention buckets and question types.",
-    ),
-]
-BooksOption = Annotated[
-    str | None,
-    typer.Option("--books", help="Comma list of book ids (NarrativeXL: Gutenberg ids): only their questions."),
-]
-ConcurrencyOption = Annotated[
-    int | None,
-    typer.Option(
-        "--concurrency", "-c", help=f"Requests in flight, at most {MAX_CONCURRENCY} (default: the provider's)."
-    ),
-]
-CacheOption = Annotated[
-    Path | None,
-    typer.Option("--cache", help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls)."),
-]
-NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")]
-OverwriteOption = Annotated[
-    bool,
-    typer.Option(
-        "--overwrite", help="Write into a run folder even if it holds a run of another model, budget, split or server."
+        rich_help_panel=DATA,
     ),
 ]
 
-API = "API providers (openai, anthropic)"
-LOCAL = "Local providers (hf, vllm)"
+# Output and cache
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", help="Folder holding run and sweep folders.", rich_help_panel=OUTPUT)
+]
+CacheOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache",
+        help="Generation cache file (default: $ZEROSCROLLS_CACHE or ~/.cache/zeroscrolls).",
+        rich_help_panel=OUTPUT,
+    ),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor write the cache.", rich_help_panel=OUTPUT)
+]
+OverwriteOption = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Write into a run folder even if it holds a run of another model, budget, split or server.",
+        rich_help_panel=OUTPUT,
+    ),
+]
+
+# Provider
+ProviderOption = Annotated[
+    str | None,
+    typer.Option(
+        "--provider",
+        "-p",
+        help="Provider name, or package.module:Class (default: from the registry).",
+        rich_help_panel=PROVIDER,
+    ),
+]
 BaseUrlOption = Annotated[
-    str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.", rich_help_panel=API)
+    str | None, typer.Option("--base-url", help="OpenAI-compatible server URL.", rich_help_panel=PROVIDER)
 ]
 ApiKeyEnvOption = Annotated[
     str | None,
-    typer.Option("--api-key-env", help="Environment variable holding the API key.", rich_help_panel=API),
+    typer.Option("--api-key-env", help="Environment variable holding the API key.", rich_help_panel=PROVIDER),
 ]
 TokenizerOption = Annotated[
     str | None,
     typer.Option(
         "--tokenizer",
         help="Tokenizer for models the registry does not know: a tiktoken encoding or a Hugging Face tokenizer.",
-        rich_help_panel=API,
+        rich_help_panel=PROVIDER,
     ),
 ]
-DeviceOption = Annotated[str | None, typer.Option("--device", help="cpu, cuda, cuda:1, auto.", rich_help_panel=LOCAL)]
+ReasoningBudgetOption = Annotated[
+    int | None,
+    typer.Option("--reasoning-budget", help="Extra output tokens for reasoning models.", rich_help_panel=PROVIDER),
+]
+
+# Pacing and retries
+ConcurrencyOption = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        help=f"Requests in flight, at most {MAX_CONCURRENCY} (default: the provider's).",
+        rich_help_panel=PACING,
+    ),
+]
+RpmOption = Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=PACING)]
+TpmOption = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=PACING)]
+MaxRetriesOption = Annotated[
+    int | None, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts.", rich_help_panel=PACING)
+]
+RequestTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--request-timeout",
+        help="Seconds one attempt may take in all, its whole answer included, before it counts as a timeout and is "
+        "retried (default 600).",
+        rich_help_panel=PACING,
+    ),
+]
+MaxWaitOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-wait",
+        help="Longest wait a server may ask for (Retry-After), in seconds (default 300); longer fails the example.",
+        rich_help_panel=PACING,
+    ),
+]
+
+# Batch APIs
+BatchOption = Annotated[
+    bool,
+    typer.Option(
+        "--batch", help="Send through the provider's batch API: half price, results within 24 h.", rich_help_panel=BATCH
+    ),
+]
+PollSecondsOption = Annotated[
+    float, typer.Option("--poll-seconds", help="Seconds between batch status checks.", rich_help_panel=BATCH)
+]
+NoWaitOption = Annotated[
+    bool,
+    typer.Option("--no-wait", help="Submit the batches and exit; rerun without it to collect.", rich_help_panel=BATCH),
+]
+
+# Local models
 BatchSizeOption = Annotated[
     int | None, typer.Option("--batch-size", help="Generation batch size.", rich_help_panel=LOCAL)
 ]
+DeviceOption = Annotated[str | None, typer.Option("--device", help="cpu, cuda, cuda:1, auto.", rich_help_panel=LOCAL)]
 DtypeOption = Annotated[str | None, typer.Option("--dtype", help="float16, bfloat16, float32.", rich_help_panel=LOCAL)]
 TensorParallelOption = Annotated[
     int | None, typer.Option("--tensor-parallel-size", help="GPUs per vLLM engine.", rich_help_panel=LOCAL)
@@ -121,43 +239,3 @@ GpuMemoryOption = Annotated[
     float | None,
     typer.Option("--gpu-memory-utilization", help="Share of GPU memory vLLM may use.", rich_help_panel=LOCAL),
 ]
-ReasoningBudgetOption = Annotated[
-    int | None,
-    typer.Option("--reasoning-budget", help="Extra output tokens for reasoning models.", rich_help_panel=API),
-]
-MaxRetriesOption = Annotated[
-    int | None, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts.", rich_help_panel=API)
-]
-BATCH = "Batch APIs (openai, anthropic)"
-BatchOption = Annotated[
-    bool,
-    typer.Option(
-        "--batch", help="Send through the provider's batch API: half price, results within 24 h.", rich_help_panel=BATCH
-    ),
-]
-PollSecondsOption = Annotated[
-    float, typer.Option("--poll-seconds", help="Seconds between batch status checks.", rich_help_panel=BATCH)
-]
-NoWaitOption = Annotated[
-    bool,
-    typer.Option("--no-wait", help="Submit the batches and exit; rerun without it to collect.", rich_help_panel=BATCH),
-]
-RequestTimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--request-timeout",
-        help="Seconds one attempt may take in all, its whole answer included, before it counts as a timeout and is "
-        "retried (default 600).",
-        rich_help_panel=API,
-    ),
-]
-MaxWaitOption = Annotated[
-    float | None,
-    typer.Option(
-        "--max-wait",
-        help="Longest wait a server may ask for (Retry-After), in seconds (default 300); longer fails the example.",
-        rich_help_panel=API,
-    ),
-]
-RpmOption = Annotated[int | None, typer.Option("--rpm", help="Requests per minute.", rich_help_panel=API)]
-TpmOption = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute.", rich_help_panel=API)]

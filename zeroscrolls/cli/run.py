@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from zeroscrolls.cli.options import (
+    DATA,
+    OUTPUT,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchOption,
@@ -20,10 +22,12 @@ from zeroscrolls.cli.options import (
     ConcurrencyOption,
     DataOption,
     DeviceOption,
+    DryRunOption,
     DtypeOption,
     ExecutorBackendOption,
     GpuMemoryOption,
     LimitOption,
+    MaxCostOption,
     MaxModelLenOption,
     MaxRetriesOption,
     MaxTokensOption,
@@ -31,6 +35,7 @@ from zeroscrolls.cli.options import (
     ModelOption,
     NoCacheOption,
     NoWaitOption,
+    OutputOption,
     OverwriteOption,
     PipelineParallelOption,
     PollSecondsOption,
@@ -62,43 +67,46 @@ if TYPE_CHECKING:
 def run(
     ctx: typer.Context,
     model: ModelOption,
-    provider: ProviderOption = None,
     max_tokens: MaxTokensOption = None,
+    data: DataOption = "hub",
     tasks: TasksOption = None,
-    split: SplitOption = "validation",
     limit: LimitOption = None,
+    max_cost: MaxCostOption = None,
+    dry_run: DryRunOption = False,
+    suite: SuiteOption = DEFAULT_SUITE,
+    split: SplitOption = "validation",
     sample: SampleOption = None,
     books: BooksOption = None,
-    data: DataOption = "hub",
-    prompts: PromptsOption = None,
-    suite: SuiteOption = DEFAULT_SUITE,
-    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding run folders.")] = Path("results"),
-    run_name: Annotated[
-        str | None, typer.Option("--run-name", help="Run folder name (default: <model>_<budget>_<split>).")
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed", help="Seed of --sample and of sampling providers (naive baselines).", rich_help_panel=DATA
+        ),
     ] = None,
-    concurrency: ConcurrencyOption = None,
+    prompts: PromptsOption = None,
+    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
+    output: OutputOption = Path("results"),
+    run_name: Annotated[
+        str | None,
+        typer.Option("--run-name", help="Run folder name (default: <model>_<budget>_<split>).", rich_help_panel=OUTPUT),
+    ] = None,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     overwrite: OverwriteOption = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print requests, cache hits, prompt tokens and cost; send nothing.")
-    ] = False,
-    max_cost: Annotated[
-        float | None, typer.Option("--max-cost", help="Stop sending before this many USD could be spent.")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed of --sample and of sampling providers (naive baselines).")
-    ] = None,
+    provider: ProviderOption = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     tokenizer: TokenizerOption = None,
     reasoning_budget: ReasoningBudgetOption = None,
+    concurrency: ConcurrencyOption = None,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     max_retries: MaxRetriesOption = None,
     request_timeout: RequestTimeoutOption = None,
     max_wait: MaxWaitOption = None,
-    rpm: RpmOption = None,
-    tpm: TpmOption = None,
+    batch: BatchOption = False,
+    poll_seconds: PollSecondsOption = 30.0,
+    no_wait: NoWaitOption = False,
     batch_size: BatchSizeOption = None,
     device: DeviceOption = None,
     dtype: DtypeOption = None,
@@ -107,9 +115,6 @@ def run(
     distributed_executor_backend: ExecutorBackendOption = None,
     max_model_len: MaxModelLenOption = None,
     gpu_memory_utilization: GpuMemoryOption = None,
-    batch: BatchOption = False,
-    poll_seconds: PollSecondsOption = 30.0,
-    no_wait: NoWaitOption = False,
 ) -> None:
     """Run the benchmark: build and truncate every prompt, generate what the cache lacks, write predictions,
     records, scores and a report to results/<run-name>/. Rerunning the same command resumes for free.

@@ -15,6 +15,9 @@ from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.cli.options import (
+    COMMON,
+    DATA,
+    OUTPUT,
     ApiKeyEnvOption,
     BaseUrlOption,
     BatchOption,
@@ -24,15 +27,18 @@ from zeroscrolls.cli.options import (
     ConcurrencyOption,
     DataOption,
     DeviceOption,
+    DryRunOption,
     DtypeOption,
     ExecutorBackendOption,
     GpuMemoryOption,
     LimitOption,
+    MaxCostOption,
     MaxModelLenOption,
     MaxRetriesOption,
     MaxWaitOption,
     NoCacheOption,
     NoWaitOption,
+    OutputOption,
     OverwriteOption,
     PipelineParallelOption,
     PollSecondsOption,
@@ -62,55 +68,64 @@ if TYPE_CHECKING:
 
 SeedOption = Annotated[int, typer.Option("--seed", help="Seed of the bootstrap resampling.")]
 ESTIMATE_COLUMNS = ("model", "budget", "requests", "cached", "shared", "to send", "tokens", "min $", "max $")
-ResamplesOption = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples per interval.")]
+ResamplesOption = Annotated[
+    int, typer.Option("--resamples", help="Bootstrap resamples per interval.", rich_help_panel=OUTPUT)
+]
 
 
 def sweep(
     ctx: typer.Context,
-    model: Annotated[str, typer.Option("--model", "-m", help="Model name, or a comma list of models.")],
-    max_tokens: Annotated[str, typer.Option("--max-tokens", help="Comma list of token budgets, e.g. 1024,2048,4k.")],
-    provider: ProviderOption = None,
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model name, or a comma list of models.", rich_help_panel=COMMON)
+    ],
+    max_tokens: Annotated[
+        str,
+        typer.Option("--max-tokens", help="Comma list of token budgets, e.g. 1024,2048,4k.", rich_help_panel=COMMON),
+    ],
+    data: DataOption = "hub",
     tasks: TasksOption = None,
-    split: SplitOption = "validation",
     limit: LimitOption = None,
+    max_cost: MaxCostOption = None,
+    dry_run: DryRunOption = False,
+    suite: SuiteOption = DEFAULT_SUITE,
+    split: SplitOption = "validation",
     sample: SampleOption = None,
     books: BooksOption = None,
-    data: DataOption = "hub",
-    prompts: PromptsOption = None,
-    suite: SuiteOption = DEFAULT_SUITE,
-    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
-    output: Annotated[Path, typer.Option("--output", "-o", help="Folder holding sweep folders.")] = Path("results"),
-    sweep_name: Annotated[
-        str | None, typer.Option("--sweep-name", help="Sweep folder name (default: sweep_<models>_<split>).")
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed of --sample, of sampling providers (naive baselines) and of the bootstrap.",
+            rich_help_panel=DATA,
+        ),
     ] = None,
-    concurrency: ConcurrencyOption = None,
+    prompts: PromptsOption = None,
+    prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
+    output: OutputOption = Path("results"),
+    sweep_name: Annotated[
+        str | None,
+        typer.Option(
+            "--sweep-name", help="Sweep folder name (default: sweep_<models>_<split>).", rich_help_panel=OUTPUT
+        ),
+    ] = None,
+    resamples: ResamplesOption = 1000,
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     overwrite: OverwriteOption = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print each point's requests, cache hits, tokens and cost; send nothing.")
-    ] = False,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            "--max-cost",
-            help="Stop sending before the whole sweep (every point, every rerun) could spend this many USD.",
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", help="Seed of --sample, of sampling providers (naive baselines) and of the bootstrap."),
-    ] = None,
-    resamples: ResamplesOption = 1000,
+    provider: ProviderOption = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     tokenizer: TokenizerOption = None,
     reasoning_budget: ReasoningBudgetOption = None,
+    concurrency: ConcurrencyOption = None,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
     max_retries: MaxRetriesOption = None,
     request_timeout: RequestTimeoutOption = None,
     max_wait: MaxWaitOption = None,
-    rpm: RpmOption = None,
-    tpm: TpmOption = None,
+    batch: BatchOption = False,
+    poll_seconds: PollSecondsOption = 30.0,
+    no_wait: NoWaitOption = False,
     batch_size: BatchSizeOption = None,
     device: DeviceOption = None,
     dtype: DtypeOption = None,
@@ -119,9 +134,6 @@ def sweep(
     distributed_executor_backend: ExecutorBackendOption = None,
     max_model_len: MaxModelLenOption = None,
     gpu_memory_utilization: GpuMemoryOption = None,
-    batch: BatchOption = False,
-    poll_seconds: PollSecondsOption = 30.0,
-    no_wait: NoWaitOption = False,
 ) -> None:
     """Run every (model, budget) point, sharing the cache, then write sweep.csv, plots and report.md to
     results/<sweep-name>/. All points are checked against the models' context windows before anything runs.
