@@ -87,3 +87,28 @@ def test_the_largest_concurrency_runs(server: ApiServer, tmp_path: Path) -> None
     result = CliRunner().invoke(app, [*args, "--concurrency", str(MAX_CONCURRENCY)])
     assert result.exit_code == 0, result.output
     assert len(server.received) == 1
+
+
+BAD_BUDGETS = ["0", "-1", "abc", "1.5k", "4m"]
+
+
+@pytest.mark.parametrize("budget", BAD_BUDGETS)
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_run_and_sweep_refuse_a_bad_budget_in_the_same_words(
+    command: str, budget: str, server: ApiServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "results"
+    args = [command, "--model", "gpt-4", "--data", "sample", "--limit", "1", "--output", str(out)]
+    message = f"--max-tokens {budget}: {budget!r} is not a positive whole number of tokens (e.g. 4096, 4k)"
+    assert_refused([*args, "--max-tokens", budget], message, server, out)
+
+
+@pytest.mark.parametrize(("budget", "tokens"), [("4096", 4096), ("4k", 4096), ("8K", 8192), (" 2k ", 2048)])
+def test_run_and_sweep_read_a_budget_in_the_same_forms(budget: str, tokens: int, tmp_path: Path) -> None:
+    common = ["--model", "gpt-4", "--data", "sample", "--tasks", "qasper", "--dry-run", "--output", str(tmp_path)]
+    ran = CliRunner().invoke(app, ["run", *common, "--max-tokens", budget], env={"COLUMNS": "200"})
+    assert ran.exit_code == 0, ran.output
+    assert f"Dry run: gpt-4 at {tokens:,} tokens" in ran.stdout
+    swept = CliRunner().invoke(app, ["sweep", *common, "--max-tokens", budget], env={"COLUMNS": "200"})
+    assert swept.exit_code == 0, swept.output
+    assert [line.split()[1] for line in swept.stdout.splitlines() if line.startswith("gpt-4 ")] == [str(tokens)]

@@ -201,6 +201,18 @@ def test_mistakes_are_usage_errors_with_the_cli_message(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())  # nothing written
 
 
+def test_evaluate_reads_a_budget_in_the_forms_the_command_line_reads(tmp_path: Path) -> None:
+    run = zeroscrolls.evaluate(model="naive", data="sample", tasks="quality", max_tokens="2k", output=tmp_path)
+    assert run.budget == 2048
+    cli = zs("run", "--model", "naive", "--data", "sample", "--max-tokens", "1.5k", "-o", str(tmp_path))
+    for refused in ("1.5k", 0):
+        with pytest.raises(UsageError, match=r"is not a positive whole number of tokens \(e\.g\. 4096, 4k\)"):
+            zeroscrolls.evaluate(model="naive", data="sample", max_tokens=refused, output=tmp_path)
+    with pytest.raises(UsageError) as raised:
+        zeroscrolls.evaluate(model="naive", data="sample", max_tokens="1.5k", output=tmp_path)
+    assert cli.exit_code == 2 and " ".join(cli.output.split()) == f"error: {' '.join(str(raised.value).split())}"
+
+
 def test_sweep_and_load_sweep_give_the_budget_by_task_table(synthetic_data: Path, tmp_path: Path) -> None:
     budgets = [2048, 8192]  # the naive spans come from the kept document, so scores move with the budget
     common = ("--data", str(synthetic_data), "--limit", "1", "--resamples", "200", "--sweep-name", "s")

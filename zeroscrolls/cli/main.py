@@ -81,6 +81,10 @@ class WordArguments(TyperCommand):
                 pieces.append(_argument_name(param) if param.required else f"[{_argument_name(param)}]")
         return pieces
 
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        """A value its option's parser refuses with a `UsageError` (`--max-tokens 1.5k`) prints as one line too."""
+        return one_line_errors(super().parse_args)(ctx, args)
+
     def format_help_text(self, ctx: Context, formatter: HelpFormatter) -> None:
         """The docstring's paragraphs, each wrapped to the terminal between words only: click's wrapping also breaks
         at hyphens, splitting names such as mock-claude and <run-name>."""

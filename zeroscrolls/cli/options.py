@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from zeroscrolls.evaluation.options import MAX_CONCURRENCY
+from zeroscrolls.run.budgets import parse_budget
 
 COMMON = "Common options"
 DATA = "Data and prompts"
@@ -30,7 +31,9 @@ MaxTokensOption = Annotated[
     int | None,
     typer.Option(
         "--max-tokens",
-        help="Token budget: prompt + generation (decoder/API models) or encoder input (seq2seq models).",
+        help="Token budget (4096 or 4k): prompt + generation (decoder/API models) or encoder input (seq2seq models).",
+        parser=parse_budget,
+        metavar="<int>",
         rich_help_panel=COMMON,
     ),
 ]

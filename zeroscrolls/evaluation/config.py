@@ -14,6 +14,7 @@ from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sampling import selection
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options, provider_options
+from zeroscrolls.run.budgets import parse_budget
 from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.base import resolve_suite
 
@@ -31,7 +32,7 @@ def run_config(
     model: str,
     *,
     suite: str = DEFAULT_SUITE,
-    max_tokens: int | None = None,
+    max_tokens: int | str | None = None,
     data: str | Path = "hub",
     tasks: str | Sequence[str] | None = None,
     output: str | Path = "results",
@@ -57,10 +58,10 @@ def run_config(
     **options: Any,
 ) -> RunConfig:
     """The `RunConfig` `zeroscrolls run` runs for these options (the CLI's names, `-` as `_`; comma lists may be
-    Python sequences); `options` are the provider options (`base_url`, `api_key_env`, `tokenizer`, ...). `command`
-    is recorded in the manifest (default: the `zeroscrolls run` command line asking for the same run);
-    `batch_watcher` is told what each poll of a waiting `--batch` run finds (the terminal's progress bars). A
-    mistake is a `UsageError` with the command line's message."""
+    Python sequences; `max_tokens` is read as --max-tokens is, 4096 or "4k"); `options` are the provider options
+    (`base_url`, `api_key_env`, `tokenizer`, ...). `command` is recorded in the manifest (default: the `zeroscrolls
+    run` command line asking for the same run); `batch_watcher` is told what each poll of a waiting `--batch` run
+    finds (the terminal's progress bars). A mistake is a `UsageError` with the command line's message."""
     arguments = {name: value for name, value in locals().items() if name != "options"} | options
     check_options(arguments)
     unknown = sorted(set(options) - set(PROVIDER_OPTION_NAMES))
@@ -76,7 +77,7 @@ def run_config(
     return RunConfig(
         model=model,
         provider=provider,
-        max_tokens=max_tokens,
+        max_tokens=None if max_tokens is None else parse_budget(max_tokens),
         tasks=None if tasks is None else tuple(t.name for t in chosen.parse_tasks(comma_list(tasks))),
         split=split,
         limit=limit,

@@ -96,7 +96,7 @@ def _wait(finished: threading.Event) -> None:
 def evaluate(
     model: str,
     suite: str = DEFAULT_SUITE,
-    max_tokens: int | None = None,
+    max_tokens: int | str | None = None,
     data: str | Path = "hub",
     tasks: str | Sequence[str] | None = None,
     output: str | Path = "results",

@@ -4,7 +4,6 @@ shared by every point of that tokenizer (documents are tokenized once per tokeni
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.engine import remember_in_cache
 from zeroscrolls.providers.base import option_flag
 from zeroscrolls.results.bootstrap import Bootstrap
+from zeroscrolls.run.budgets import parse_budget
 from zeroscrolls.run.planning import resolve_model
 from zeroscrolls.run.values import RunConfig, check_folder_name, folder_name
 from zeroscrolls.store.cache import GenerationCache
@@ -54,13 +54,9 @@ class SweepConfig:
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:
-    """'1024,2048,4k' -> (1024, 2048, 4096): positive, distinct, ascending."""
-    budgets = []
-    for item in (s.strip().lower() for s in text.split(",") if s.strip()):
-        match = re.fullmatch(r"(\d+)(k?)", item)
-        if not match or int(match[1]) == 0:
-            raise UsageError(f"--max-tokens {text}: {item!r} is not a positive whole number of tokens (e.g. 4096, 4k)")
-        budgets.append(int(match[1]) * (1024 if match[2] else 1))
+    """'1024,2048,4k' -> (1024, 2048, 4096): positive, distinct, ascending; each read as `run --max-tokens` reads
+    one."""
+    budgets = [parse_budget(item, given=text) for item in text.split(",") if item.strip()]
     if not budgets:
         raise UsageError("--max-tokens needs at least one budget, e.g. --max-tokens 1024,2048,4096")
     return tuple(sorted(set(budgets)))
