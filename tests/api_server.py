@@ -5,10 +5,11 @@ JSON shapes and rate-limit headers, so the official SDKs talk to it through thei
 enforce requests- and tokens-per-minute limits the way the APIs do (a bucket refilled continuously; 429 with
 Retry-After), require a key (401), refuse prompts above a context limit (400), and fail the next requests on
 demand (429, 500, 529, 401, dropped connections, hangs, malformed or null-content 200 answers, content-filter
-stops, answers trickled a byte at a time). It records every body it received, with the time and status, and
-counts the answers a client hung up on before their end. Like the real APIs it has a prompt cache:
-OpenAI's reuses the longest prefix shared with an earlier prompt (from 1,024 tokens, in steps of 128), Anthropic's
-the prefix up to a block marked with `cache_control` (written the first time, read after), both reported in usage.
+stops, answers trickled a byte at a time, errors quoting the request's path and key). It records every body it
+received, with the time, status and query, and counts the answers a client hung up on before their end. Like the
+real APIs it has a prompt cache: OpenAI's reuses the longest prefix shared with an earlier prompt (from 1,024
+tokens, in steps of 128), Anthropic's the prefix up to a block marked with `cache_control` (written the first time,
+read after), both reported in usage.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -75,6 +77,9 @@ class Fault:
     """Status 200: send the headers at once, then `trickle_bytes` single bytes of leading whitespace this many
     seconds apart, then the answer: never silent long enough for a read timeout, however long it takes in all."""
     trickle_bytes: int = 30
+    echo: bool = False
+    """An error whose message quotes the request's path and query and its key header, as some servers' error pages
+    do."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,8 @@ class Received:
     """What the server answered (0: dropped the connection)."""
     headers: dict[str, str] = field(default_factory=dict)
     """Request headers, names lower-cased."""
+    query: dict[str, str] = field(default_factory=dict)
+    """The parameters of the request's query string."""
 
 
 class _Bucket:
@@ -146,6 +153,8 @@ class ApiServer:
     """What GET /v1/models lists: model id -> its fields beyond the OpenAI ones (vLLM's root, parent,
     max_model_len); each listing stamps `created` anew, as vLLM does. Listings are counted, not recorded."""
     listings: int = 0
+    listing_queries: list[dict[str, str]] = field(default_factory=list)
+    """The query parameters of each listing."""
 
     def __post_init__(self) -> None:
         self.batches = BatchDesk(self)
@@ -252,30 +261,35 @@ class ApiServer:
     ) -> web.StreamResponse:
         """The answer to one generation request (also each request of a batch, which has no transport)."""
         anthropic = path.startswith("/v1/messages")
+        query = dict(request.query) if request is not None else {}
         if self.models is not None and body.get("model") not in self.models:
             return self._error(path, body, Fault(404, message=f"model: {body.get('model')}"), anthropic)
         api_key = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         if self.key is not None and transport is not None and api_key != self.key:
             return self._error(path, body, Fault(401, message=f"Incorrect API key provided: {api_key}."), anthropic)
         if path == "/v1/messages/count_tokens":
-            return await self._count(path, body, headers)
+            return await self._count(path, body, headers, query)
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
             if fault is None and self.draw_fault is not None:
                 fault = self.draw_fault()
         if fault is not None and fault.delay:
             await asyncio.sleep(fault.delay)
+        if fault is not None and fault.echo:
+            sent = f"{path}?{urllib.parse.urlencode(query)}" if query else path
+            key_header = headers.get("authorization") or headers.get("x-api-key")
+            fault = replace(fault, message=f"{fault.message or 'Bad request'}: {sent} (authorization {key_header})")
         if fault is not None and fault.status == 0 and transport is not None:
-            self._record(path, body, 0)
+            self._record(path, body, 0, query=query)
             transport.abort()
             return web.Response()
         if fault is not None and fault.status == 0:  # a batch request has no connection to drop: a server error
             fault = Fault(500)
         if fault is not None and fault.body is not None:
-            self._record(path, body, fault.status)
+            self._record(path, body, fault.status, query=query)
             return web.Response(text=fault.body, status=fault.status, content_type="application/json")
         if fault is not None and fault.status != 200:
-            return self._error(path, body, fault, anthropic)
+            return self._error(path, body, fault, anthropic, query=query)
         prompt_tokens = self.prompt_tokens(body)
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens") or 16
         if self.context_limit is not None and prompt_tokens + max_tokens > self.context_limit:
@@ -292,7 +306,7 @@ class ApiServer:
         if wait is not None:
             limited = Fault(429, retry_after=wait, message="Rate limit reached", code="rate_limit_exceeded")
             return self._error(path, body, limited, anthropic, headers)
-        self._record(path, body, 200)
+        self._record(path, body, 200, query=query)
         with self._lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
@@ -430,8 +444,9 @@ class ApiServer:
         fault: Fault,
         anthropic: bool,
         headers: dict[str, str] | None = None,
+        query: dict[str, str] | None = None,
     ) -> web.Response:
-        self._record(path, body, fault.status)
+        self._record(path, body, fault.status, query=query)
         headers = dict(headers or self._limit_headers(anthropic))
         if fault.retry_after is not None:
             headers["retry-after-ms"] = str(round(fault.retry_after * 1000))
@@ -453,12 +468,14 @@ class ApiServer:
             payload = {"error": {"message": message, "type": kind, "param": None, "code": code}}
         return web.json_response(payload, status=fault.status, headers=headers)
 
-    async def _count(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> web.Response:
+    async def _count(
+        self, path: str, body: dict[str, Any], headers: dict[str, str], query: dict[str, str]
+    ) -> web.Response:
         with self._lock:
             fault = self._count_faults.popleft() if self._count_faults else None
         if fault is not None:
-            return self._error(path, body, fault, True)
-        self._record(path, body, 200, headers)
+            return self._error(path, body, fault, True, query=query)
+        self._record(path, body, 200, headers, query)
         with self._lock:
             self._counting += 1
             self.max_counting = max(self.max_counting, self._counting)
@@ -472,6 +489,7 @@ class ApiServer:
     async def _list_models(self, request: web.Request) -> web.Response:
         with self._lock:
             self.listings += 1
+            self.listing_queries.append(dict(request.query))
             created = 1_700_000_000 + self.listings  # vLLM: the time of the listing, never the same twice
         data = [
             {"id": model, "object": "model", "created": created, "owned_by": "vllm"} | card
@@ -479,9 +497,16 @@ class ApiServer:
         ]
         return web.json_response({"object": "list", "data": data})
 
-    def _record(self, path: str, body: dict[str, Any], status: int, headers: dict[str, str] | None = None) -> None:
+    def _record(
+        self,
+        path: str,
+        body: dict[str, Any],
+        status: int,
+        headers: dict[str, str] | None = None,
+        query: dict[str, str] | None = None,
+    ) -> None:
         with self._lock:
-            self.received.append(Received(path, body, time.monotonic(), status, headers or {}))
+            self.received.append(Received(path, body, time.monotonic(), status, headers or {}, query or {}))
 
     @contextmanager
     def running(self) -> Iterator[ApiServer]:

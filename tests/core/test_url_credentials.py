@@ -3,15 +3,20 @@ terminal line, log line or error message: masked as `***`, the rest of the URL k
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import urllib.parse
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
-from tests.api_server import ApiServer
+from tests.api_server import ApiServer, Fault
+from tests.providers_for_tests import ScriptedProvider
 from zeroscrolls.cli.main import app
-from zeroscrolls.core.credentials import without_credentials
+from zeroscrolls.core.credentials import mask_secrets, url_secrets, without_credentials
+from zeroscrolls.providers.base import Generation, Request
 
 SECRET = "sk-in-the-url-9c8d7e6f"
 KEY = "sk-env-key-1a2b3c4d"
@@ -41,38 +46,99 @@ def test_values_that_are_not_text_pass_unchanged() -> None:
     assert without_credentials(3) == 3 and without_credentials(None) is None
 
 
+def test_known_secrets_are_masked_wherever_they_appear() -> None:
+    """A server's error may quote the request's path, its query spelled as sent: each known value is masked as
+    written and as a URL spells it; values too short to be keys only inside URLs."""
+    secrets = url_secrets("https://user:pa%2Fss-word@h/v1?api_key=k+e/y-123456&v=2")
+    assert secrets == ["pa/ss-word", "k e/y-123456", "2"]
+    text = "GET /v1/models?api_key=k+e%2Fy-123456&v=2 as pa%2Fss-word, key 'k e/y-123456'"
+    assert mask_secrets(text, secrets) == "GET /v1/models?api_key=***&v=2 as ***, key '***'"
+
+
 @pytest.fixture
 def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     return api_server
 
 
-def run(base_url: str, out: Path) -> Result:
-    args = ["run", "--model", "gpt-4", "--data", "sample", "--tasks", "qasper", "--limit", "1", "--output", str(out)]
-    return CliRunner().invoke(app, [*args, "--base-url", base_url])
+MODELS = {"openai": "gpt-4", "anthropic": "claude-haiku-4-5"}
+
+
+def run(base_url: str, out: Path, provider: str = "openai") -> Result:
+    args = ["run", "--provider", provider, "--model", MODELS[provider], "--data", "sample", "--tasks", "qasper"]
+    return CliRunner().invoke(app, [*args, "--limit", "1", "--output", str(out), "--base-url", base_url])
+
+
+def keyed_url(server: ApiServer, provider: str) -> str:
+    """The server's URL as each SDK takes it (OpenAI's with /v1), a key in its query."""
+    return f"{server.openai_base_url if provider == 'openai' else server.url}?api_key={SECRET}"
 
 
 def assert_nowhere(secret: str, result: Result, out: Path, caplog: pytest.LogCaptureFixture) -> None:
     assert secret not in result.output and secret not in caplog.text
     files = [p for p in out.rglob("*") if p.is_file()]
     assert files, "the run wrote no files"
-    for path in files:
+    cache = Path(os.environ["ZEROSCROLLS_CACHE"])
+    for path in [*files, *cache.parent.glob(f"{cache.name}*")]:
         assert secret.encode() not in path.read_bytes(), path
 
 
-def test_a_key_in_the_query_string_is_written_and_shown_nowhere(
-    server: ApiServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_query_on_the_base_url_is_sent_with_every_request(server: ApiServer, tmp_path: Path, provider: str) -> None:
+    """The SDKs append their paths to the base URL as text, which would put them inside its query: each request
+    (the answers, OpenAI's model listing, Anthropic's token counts) reaches its path with the query."""
+    result = run(keyed_url(server, provider), tmp_path / "results", provider)
+    assert result.exit_code == 0, result.output
+    generation = "/v1/chat/completions" if provider == "openai" else "/v1/messages"
+    assert generation in {call.path for call in server.received}
+    assert all(call.query == {"api_key": SECRET} for call in server.received), server.received
+    assert server.listing_queries == ([{"api_key": SECRET}] if provider == "openai" else [])
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_key_the_server_echoes_is_written_and_shown_nowhere(
+    server: ApiServer, tmp_path: Path, caplog: pytest.LogCaptureFixture, provider: str
 ) -> None:
-    """The SDKs append their paths after the query, so every request fails (404) and the run ends with failures,
-    a report and a resume line: each has the URL, none its key."""
+    """A server whose error quotes the request's path (its query holding a key) and its key header: the failure
+    is recorded, reported and printed with both keys masked, and the resume line names the parameter."""
+    server.fail_next(Fault(400, echo=True))
     out = tmp_path / "results"
     with caplog.at_level(logging.WARNING):
-        result = run(f"{server.openai_base_url}?api_key={SECRET}", out)
+        result = run(keyed_url(server, provider), out, provider)
     assert result.exit_code == 1, result.output
+    [record] = [json.loads(line) for line in next(out.rglob("records/qasper.jsonl")).read_text().splitlines()]
+    assert "Bad request: /v1/" in record["error"] and "api_key=***" in record["error"]
     assert "?api_key=***" in result.output  # the resume line names the parameter, masked
+    assert "?api_key=***" in next(out.rglob("manifest.json")).read_text()
     assert_nowhere(SECRET, result, out, caplog)
-    manifest = (out / "gpt-4_8192_validation" / "manifest.json").read_text()
-    assert "?api_key=***" in manifest
+    assert_nowhere(KEY, result, out, caplog)
+
+
+class PathQuotingProvider(ScriptedProvider):
+    """Takes `--base-url` and fails as no provider should, its exception quoting the path it posted to with the
+    URL's query, as an HTTP library's error may: an unexpected error, logged to error.log."""
+
+    name = "path-quoting"
+    accepted_options = frozenset({"base_url"})
+
+    async def answer(self, request: Request) -> Generation:
+        query = urllib.parse.urlsplit(self.options["base_url"]).query
+        raise RuntimeError(f"POST /v1/chat/completions?{query}: connection reset")
+
+
+def test_a_key_an_unexpected_error_quotes_is_masked_in_its_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out = tmp_path / "results"
+    args = ["run", "--provider", f"{__name__}:PathQuotingProvider", "--model", "m", "--data", "sample"]
+    result = CliRunner().invoke(
+        app, [*args, "--limit", "1", "--output", str(out), "--base-url", f"http://h/v1?api_key={SECRET}"]
+    )
+    assert result.exit_code == 2, result.output
+    [log] = out.rglob("error.log")
+    assert "POST /v1/chat/completions?api_key=***: connection reset" in log.read_text()
+    assert_nowhere(SECRET, result, out, caplog)
 
 
 def test_a_password_in_the_user_info_is_shown_in_no_log_line(

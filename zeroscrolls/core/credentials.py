@@ -5,11 +5,17 @@ and resume commands as `https://***@host/v1` and `https://host/v1?api_key=***`.
 Every value of a query string is masked, not only those under names that look secret (`key`, `token`, `sig`,
 `code`, ...): no list of names can be complete, and a query on a base URL is there to authenticate far more often
 than not. Names stay, so a reader still sees which parameters were sent.
+
+A URL is not the only place a key shows: a server's error may quote the request's path (its query sent apart from
+the base URL) or its key header. `mask_secrets` masks the values known to be secret wherever they appear, and every
+failure message that is stored or printed goes through it.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
+from collections.abc import Iterable
 from typing import Any, TypeVar, overload
 
 T = TypeVar("T")
@@ -20,6 +26,9 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 _TRAILING = ".,;:!)"
 """Punctuation that ends the sentence around a URL rather than the URL."""
 _USER_INFO = re.compile(r"(?<=://)[^/?#]*@")
+MIN_SECRET_CHARS = 8
+"""Shorter values are masked only inside URLs: as free text they would mask ordinary words, and no key is that
+short."""
 
 
 @overload
@@ -47,3 +56,33 @@ def _masked(match: re.Match[str]) -> str:
         f"{part.partition('=')[0]}={MASK}" if "=" in part else MASK if part else "" for part in query.split("&")
     )
     return f"{base}?{masked}{has_fragment}{fragment}{text[len(url) :]}"
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The values of `url` that may authenticate: its user info's password and every query value (as sent, decoded),
+    for `mask_secrets` to find in texts that quote them outside the URL."""
+    if not url:
+        return []
+    try:
+        password = urllib.parse.urlsplit(url).password
+    except ValueError:  # an unclosed [IPv6] host: no user info to read
+        password = None
+    query = url.partition("#")[0].partition("?")[2]
+    values = [value for _, value in urllib.parse.parse_qsl(query, keep_blank_values=True)]
+    return [urllib.parse.unquote(password), *values] if password else values
+
+
+def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
+    """`text` with the credentials of every URL in it masked, and each of `secrets` (as written, and as a URL's
+    path or query spells it) wherever it appears: the one masking of every failure message that is stored or
+    printed. Secrets shorter than `MIN_SECRET_CHARS` are masked only inside URLs."""
+    text = without_credentials(text)
+    spellings = {
+        spelling
+        for secret in secrets
+        if secret and len(secret) >= MIN_SECRET_CHARS
+        for spelling in (secret, urllib.parse.quote(secret, safe=""), urllib.parse.quote_plus(secret, safe=""))
+    }
+    for spelling in sorted(spellings, key=len, reverse=True):  # a secret inside a longer one: the longer first
+        text = text.replace(spelling, MASK)
+    return text

@@ -122,7 +122,8 @@ class AnthropicProvider(HTTPProvider):
             if self._count_client is None:
                 import anthropic
 
-                self._count_client = anthropic.Anthropic(api_key=key, base_url=self.base_url, max_retries=0)
+                url, query = self.client_endpoint()
+                self._count_client = anthropic.Anthropic(api_key=key, base_url=url, default_query=query, max_retries=0)
             client = self._count_client
 
         async def attempt() -> int:
@@ -159,8 +160,14 @@ class AnthropicProvider(HTTPProvider):
 
         timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
         http_client = anthropic.DefaultAioHttpClient() if self.takes_aiohttp() else None
+        url, query = self.client_endpoint()
         return anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout, http_client=http_client
+            api_key=api_key,
+            base_url=url,
+            default_query=query,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
         )
 
     def batch_api(self) -> AnthropicBatchAPI:

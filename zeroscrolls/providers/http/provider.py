@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from zeroscrolls.core.connection import connect_failure, dropped_connection
-from zeroscrolls.core.credentials import without_credentials
+from zeroscrolls.core.credentials import mask_secrets, url_secrets, without_credentials
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
@@ -140,6 +140,13 @@ class HTTPProvider(StreamingProvider):
         """The server that answers, as the SDK resolves it (`--base-url`, its environment variable, its default)."""
         return self.base_url or os.environ.get(self.base_url_env) or self.default_base_url
 
+    def client_endpoint(self) -> tuple[str, dict[str, str]]:
+        """The server's URL without its query, and the query's parameters, as `make_client` hands them to the SDK
+        (`base_url`, `default_query`, sent with every request): the SDKs join their paths to the base URL as
+        text, which would put a query left in it before the path (`/v1?key=Kchat/completions`)."""
+        url, _, query = self._url().partition("#")[0].partition("?")
+        return url, dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+
     def takes_aiohttp(self) -> bool:
         """Whether the SDK's client may send through its aiohttp transport, which spends a third less CPU a request
         than httpx: not to a URL holding credentials, which aiohttp refuses beside the key's Authorization header
@@ -175,9 +182,10 @@ class HTTPProvider(StreamingProvider):
         return key
 
     def scrub(self, text: str) -> str:
-        """`text` with the API key, and the credentials of any URL in it, masked: messages from servers and the
-        SDKs may echo the key or the `--base-url` that carries one."""
-        return without_credentials(text.replace(self._secret, "***") if self._secret else text)
+        """`text` with the API key and the server URL's password and query values masked wherever they appear, and
+        the credentials of any URL in it: messages from servers and the SDKs may echo the key, the request's path
+        with its query, or the `--base-url` that carries one."""
+        return mask_secrets(text, [self._secret, *url_secrets(self._url())])
 
     def failure_of(self, exc: BaseException) -> Failure | None:
         """What `exc` means for its request: `classify`'s failure (a malformed answer or an attempt cut off by

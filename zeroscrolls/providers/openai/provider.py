@@ -144,8 +144,9 @@ class OpenAIProvider(HTTPProvider):
 
         timeout = httpx2.Timeout(self.request_timeout, connect=self.connect_timeout)
         headers = {"Authorization": f"Bearer {self._api_key()}"}
+        url, query = self.client_endpoint()
         try:
-            response = httpx2.get(f"{self._url().rstrip('/')}/models", headers=headers, timeout=timeout)
+            response = httpx2.get(f"{url.rstrip('/')}/models", params=query, headers=headers, timeout=timeout)
             response.raise_for_status()
             cards = {card["id"]: card for card in response.json()["data"]}
         except (httpx2.HTTPError, ValueError, KeyError, TypeError) as exc:  # an error, or not a listing
@@ -192,8 +193,14 @@ class OpenAIProvider(HTTPProvider):
 
         timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
         http_client = openai.DefaultAioHttpClient() if self.takes_aiohttp() else None
+        url, query = self.client_endpoint()
         return openai.AsyncOpenAI(
-            api_key=api_key, base_url=self.base_url, max_retries=0, timeout=timeout, http_client=http_client
+            api_key=api_key,
+            base_url=url,
+            default_query=query,
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client,
         )
 
     def batch_api(self) -> OpenAIBatchAPI:
