@@ -21,6 +21,7 @@ from zeroscrolls import load_run
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import plan_run
+from zeroscrolls.output.spending import ledger_total
 from zeroscrolls.run.values import RunConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,7 +140,7 @@ def test_a_killed_run_keeps_what_it_spent_and_its_rerun_counts_it(server: ApiSer
     assert len(server.calls(CHAT)) <= rows + 1  # those answered, and the one in flight when killed if it had left
     assert "already spent into this run folder, nothing left" in flat(again)
     assert manifest(folder)["spent_usd"] == pytest.approx(paid)  # the finished rerun's manifest holds it
-    assert not (folder / "spending.jsonl").exists()
+    assert ledger_total(folder / "spending.jsonl") == pytest.approx(paid)  # the ledger stays, the folder's record
 
 
 def sweep_args(server: ApiServer, out: Path, cap: float) -> list[str]:

@@ -117,6 +117,7 @@ def test_run_folder_layout_records_and_no_secret(tmp_path: Path, calls: Path) ->
         "records/quality.jsonl",
         "report.md",
         "scores.json",
+        "spending.jsonl",  # the folder's ledger of paid answers
     ]
     (planned,) = plan.examples["quality"]
     assert json.loads((root / "predictions" / "quality.json").read_text()) == {

@@ -33,6 +33,8 @@ from zeroscrolls.store.claims import Claimant, ClaimRenewer
 
 OnGeneration = Callable[[Request, Generation], Generation]
 """Called with each result as it arrives; returns the generation as recorded (cost filled in)."""
+OnHeld = Callable[[list[str]], None]
+"""Called with the keys the cost cap holds back, the moment it holds them."""
 OnWait = Callable[[dict[str, tuple[str, int]]], None]
 """Called with the keys another process is generating -> its (host, pid), before waiting for them."""
 Chunks = AsyncIterable[list[tuple[str, Request]]]
@@ -51,12 +53,16 @@ class CostCap:
         limit_usd: float | None,
         upper_cost: Callable[[Request], float | None] | None = None,
         spent_usd: float = 0.0,
+        spent_elsewhere: Callable[[], float] | None = None,
     ) -> None:
         self.limit_usd = limit_usd
         self.upper_cost = upper_cost
         """Worst-case cost of a request (input tokens plus the whole generation budget); None = unknown, 0."""
         self.spent_usd = spent_usd
         """Money spent under the cap: from the start, what earlier runs spent (a cap bounds all of a run folder's)."""
+        self.spent_elsewhere = spent_elsewhere
+        """What others spend under the same cap meanwhile (runs sending into the same run folder), asked at each
+        admission."""
         self.in_flight_usd = 0.0
         self._bounds: dict[str, float] = {}
         """Worst case of each request admitted and not yet settled."""
@@ -64,8 +70,10 @@ class CostCap:
 
     def admit(self, key: str, request: Request) -> bool:
         bound = (self.upper_cost(request) or 0.0) if self.upper_cost is not None else 0.0
-        if self.limit_usd is not None and self.spent_usd + self.in_flight_usd + bound > self.limit_usd:
-            return False
+        if self.limit_usd is not None:
+            elsewhere = self.spent_elsewhere() if self.spent_elsewhere is not None else 0.0
+            if self.spent_usd + elsewhere + self.in_flight_usd + bound > self.limit_usd:
+                return False
         self.in_flight_usd += bound
         self._bounds[key] = bound
         return True
@@ -107,10 +115,12 @@ async def _stream(
     requests: AsyncIterator[tuple[str, Request]],
     cap: CostCap,
     on_generation: OnGeneration,
+    on_held: OnHeld | None = None,
 ) -> list[str]:
-    """Hand each request to the provider as the cap admits it; returns the keys held back. When the stream of
-    requests itself fails (planning, a cache lookup), the provider gets no more, what it was sent is answered and
-    passed on (paid for), and then that failure is raised: it is the run's, not the provider's."""
+    """Hand each request to the provider as the cap admits it; returns the keys held back, each passed to `on_held`
+    as it is held. When the stream of requests itself fails (planning, a cache lookup), the provider gets no more,
+    what it was sent is answered and passed on (paid for), and then that failure is raised: it is the run's, not the
+    provider's."""
     held: list[str] = []
     outstanding: dict[str, Request] = {}
     failed: list[Exception] = []
@@ -120,6 +130,8 @@ async def _stream(
             async for key, request in requests:
                 if held or not await cap.admit_when_room(key, request):
                     held.append(key)  # the first that cannot fit, and everything after it
+                    if on_held is not None:
+                        on_held([key])
                     continue
                 outstanding[key] = request
                 yield request
@@ -143,9 +155,14 @@ async def _stream(
 
 
 async def _in_waves(
-    provider: Provider, requests: Sequence[tuple[str, Request]], cap: CostCap, on_generation: OnGeneration
+    provider: Provider,
+    requests: Sequence[tuple[str, Request]],
+    cap: CostCap,
+    on_generation: OnGeneration,
+    on_held: OnHeld | None = None,
 ) -> list[str]:
-    """Generate every request at once, or in waves under a cap; returns the keys held back."""
+    """Generate every request at once, or in waves under a cap; returns the keys held back, passed to `on_held`
+    once nothing more fits."""
     pending = deque(requests)
     while pending:
         wave = []
@@ -154,7 +171,10 @@ async def _in_waves(
         if not wave:
             break
         await _generate_wave(provider, wave, cap, on_generation)
-    return [key for key, _ in pending]
+    held = [key for key, _ in pending]
+    if held and on_held is not None:
+        on_held(held)
+    return held
 
 
 async def _generate_wave(
@@ -184,7 +204,9 @@ async def generate_claimed(
     on_wait: OnWait,
 ) -> list[str]:
     """`generate_all` for processes sharing `cache`: sends the requests this process claims, and passes on those
-    another process holds as they reach the cache. Returns the keys the cost cap held back."""
+    another process holds as they reach the cache. Returns the keys the cost cap held back. Those are released the
+    moment the cap holds them: a process that will not send a request never keeps another waiting for it (two
+    capped runs, each waiting for what the other holds back, would wait for ever)."""
     claimant = Claimant()
     by_key: dict[str, Request] = {}
     """Requests claimed or waited for, until answered."""
@@ -196,13 +218,18 @@ async def generate_claimed(
             cache.release(claimant, [recorded.request_key])
         return recorded
 
+    def release(keys: list[str]) -> None:
+        cache.release(claimant, keys)
+
     with ClaimRenewer(cache.path, claimant):
         try:
             if isinstance(provider, StreamingProvider):
                 claimed = _claim_as_planned(chunks, cache, claimant, by_key, on_generation, on_wait)
-                return await _stream(provider, claimed, cap, record)
+                return await _stream(provider, claimed, cap, record, release)
             by_key.update([pair async for chunk in chunks for pair in chunk])
-            return await _claim_in_waves(provider, cap, record, cache, claimant, by_key, on_generation, on_wait)
+            return await _claim_in_waves(
+                provider, cap, record, cache, claimant, by_key, on_generation, on_wait, release
+            )
         finally:
             with suppress(RunStopped):  # a cache that cannot be written: the claims lapse with this process
                 cache.release(claimant)
@@ -246,6 +273,7 @@ async def _claim_in_waves(
     by_key: dict[str, Request],
     on_generation: OnGeneration,
     on_wait: OnWait,
+    on_held: OnHeld,
 ) -> list[str]:
     """Claim every request at once and generate those claimed while waiting for the others."""
     held_back: list[str] = []
@@ -257,7 +285,7 @@ async def _claim_in_waves(
             on_wait(claims.held)
         mine = [(key, by_key[key]) for key in claims.mine]
         not_sent, todo = await _together(
-            _in_waves(provider, mine, cap, record),
+            _in_waves(provider, mine, cap, record, on_held),
             _wait_for(cache, claimant, claims.held, by_key, on_generation),
         )
         held_back += not_sent

@@ -76,7 +76,7 @@ class Sending:
         ahead = max(2, min(LOOKAHEAD_PER_SENDER * concurrency, MAX_LOOKAHEAD) // PLAN_CHUNK)
         planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
         planner = asyncio.create_task(self._plan_ahead(planned))
-        cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap)
+        cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap, self._spent_by_others)
         if cache is None or not cache.holds(plan.provider.name, plan.profile.name):
             self._import_sending_modules()  # all will be sent: the SDK is imported while the first ones are planned
         try:
@@ -184,8 +184,8 @@ class Sending:
         totals.cost_usd += generation.cost_usd or 0.0
         try:
             try:
-                if generation.cost_usd:
-                    self._write_spending()  # before the cache: a run killed in between still counts what it paid
+                if generation.cost_usd:  # before the cache: a run killed in between still counts what it paid
+                    self._write_spending(generation.cost_usd)
             finally:
                 if generation.ok and self.cache is not None:
                     self.cache.put(request, generation)  # whatever failed above, an answer paid for is cached
@@ -196,12 +196,18 @@ class Sending:
         self._show()
         return generation
 
-    def _write_spending(self) -> None:
-        """What the run folder's runs spent so far, this one's answers included."""
+    def _spent_by_others(self) -> float:
+        """What other runs sending into this run folder paid since this run started, for the cost cap."""
+        if self.spending is None:
+            return 0.0
+        return max(self.spending.at_open - self.spent_before, 0.0) + self.spending.spent_by_others()
+
+    def _write_spending(self, cost_usd: float) -> None:
+        """One paid answer into the run folder's ledger."""
         if self.spending is None:
             return
         try:
-            self.spending.add(self.spent_before + self.totals.cost_usd, self.totals)
+            self.spending.add(cost_usd, self.totals)
         except OSError as exc:
             raise cannot_write_run(exc, self.plan.folder.root) from None
 

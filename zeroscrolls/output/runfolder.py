@@ -29,7 +29,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.lazy import import_in_background
 from zeroscrolls.output import drawn, report
 from zeroscrolls.output.atomic import write_atomic
-from zeroscrolls.output.spending import SpendingLog, with_spending
+from zeroscrolls.output.spending import SpendingLog, ledger_total, with_spending
 from zeroscrolls.run.values import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.store.failures import cannot_write
 from zeroscrolls.suites.base import Suite
@@ -226,7 +226,7 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
         write_json(folder.scores, result.scores.to_json())
     else:
         folder.scores.unlink(missing_ok=True)
-    manifest = _manifest(plan, result, started)
+    manifest = with_spending(_manifest(plan, result, started), folder)  # what other runs paid into it included
     per_example = {t: r.per_example for t, r in result.scores.tasks.items()} if result.scores is not None else {}
     overview = drawn.overview(records, per_example, folder.root / OVERVIEW_PLOT)
     analyses = [r.formats for r in result.scores.tasks.values() if r.formats] if result.scores is not None else []
@@ -238,7 +238,9 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
     text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, breakdown)
     write_text(folder.report, text)
     write_json(folder.manifest, manifest)
-    folder.spending.unlink(missing_ok=True)  # the manifest holds what it logged
+    while (total := ledger_total(folder.spending)) is not None and total != manifest["spent_usd"]:
+        manifest["spent_usd"] = total  # another run sending into the folder paid after the ledger was read
+        write_json(folder.manifest, manifest)
 
 
 def import_plots_early() -> None:
@@ -249,11 +251,15 @@ def import_plots_early() -> None:
 
 def write_running(plan: Plan, totals: Totals, started: str, spent_before: float = 0.0) -> SpendingLog:
     """The manifest of a run that is writing its tasks as they finish (status "running", no end time), so a run
-    killed meanwhile leaves a folder its rerun recognizes and resumes into; then the log its paid answers go to."""
+    killed meanwhile leaves a folder its rerun recognizes and resumes into; then the folder's ledger, which its paid
+    answers go to (a new one where this run replaces a run of another configuration)."""
+    recorded = _recorded_configuration(plan.folder.manifest)
+    if recorded is not None and _differences(plan, recorded):
+        plan.folder.spending.unlink(missing_ok=True)
     result = RunResult(plan.folder, totals, None, {}, spent_before_usd=spent_before)
     manifest = _manifest(plan, result, started) | {"finished_at": None, "status": "running"}
     write_json(plan.folder.manifest, manifest)
-    return SpendingLog(plan.folder)
+    return SpendingLog(plan.folder, spent_before, started)
 
 
 def _record(r: ExampleResult) -> dict[str, Any]:
