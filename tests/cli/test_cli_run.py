@@ -143,7 +143,10 @@ def test_budget_too_small_fails_those_examples_only(tmp_path: Path) -> None:
     [
         (("--model", "gpt-5-mimi"), "unknown model 'gpt-5-mimi'"),
         (("--model", "m", "--provider", "nosuch"), "unknown provider 'nosuch'; installed providers:"),
-        (("--model", "naive", "--tasks", "qasper,quallity"), "unknown task(s) quallity in --tasks"),
+        (
+            ("--model", "naive", "--tasks", "qasper,quallity"),
+            "unknown task(s) quallity (did you mean quality?) in --tasks",
+        ),
         (("--model", "naive", "--tasks", "musique"), "sample has no validation rows for musique"),
         (("--model", "naive", "--limit", "0"), "--limit must be at least 1"),
         (("--model", "m", "--provider", SCRIPTED, "--max-cost", "1"), "--max-cost needs prices"),

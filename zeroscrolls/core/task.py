@@ -5,6 +5,7 @@ Plain values with no imports of the harness, so every layer can name a task's fa
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -117,7 +118,9 @@ def lookup_task(table: Mapping[str, Task], name: str, suite: str) -> Task:
     try:
         return table[name]
     except KeyError:
-        raise UsageError(f"unknown task {name!r}; the {suite} tasks are: {', '.join(table)}") from None
+        raise UsageError(
+            f"unknown task {name!r}{did_you_mean(name, table)}; the {suite} tasks are: {', '.join(table)}"
+        ) from None
 
 
 def select_tasks(table: Mapping[str, Task], spec: str | None) -> list[Task]:
@@ -130,5 +133,13 @@ def select_tasks(table: Mapping[str, Task], spec: str | None) -> list[Task]:
         raise UsageError(f"--tasks {spec!r} names no task: pass a comma list such as --tasks {example}")
     unknown = [n for n in names if n not in table]
     if unknown:
-        raise UsageError(f"unknown task(s) {', '.join(unknown)} in --tasks; the tasks are: {', '.join(table)}")
+        typed = ", ".join(n + did_you_mean(n, table) for n in unknown)
+        raise UsageError(f"unknown task(s) {typed} in --tasks; the tasks are: {', '.join(table)}")
     return [table[n] for n in dict.fromkeys(names)]
+
+
+def did_you_mean(name: str, table: Mapping[str, Task]) -> str:
+    """' (did you mean quality?)' after a mistyped task name such as 'qualty': the table's closest name, as a
+    mistyped model name is answered with the registry's; '' when no task is close."""
+    close = difflib.get_close_matches(name, table, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
