@@ -9,14 +9,20 @@ than not. Names stay, so a reader still sees which parameters were sent.
 A URL is not the only place a key shows: a server's error may quote the request's path (its query sent apart from
 the base URL) or its key header. `mask_secrets` masks the values known to be secret wherever they appear, and every
 failure message that is stored or printed goes through it.
+
+Keys are read from the environment by `key_from_environment`, as the key alone: a key pasted with its line's end
+would otherwise reach an HTTP header that the SDKs refuse, quoting it.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from collections.abc import Iterable
 from typing import Any, TypeVar, overload
+
+from zeroscrolls.core.errors import UsageError
 
 T = TypeVar("T")
 
@@ -86,3 +92,18 @@ def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
     for spelling in sorted(spellings, key=len, reverse=True):  # a secret inside a longer one: the longer first
         text = text.replace(spelling, MASK)
     return text
+
+
+def key_from_environment(variable: str) -> str | None:
+    """The key environment variable `variable` holds, without the white space around it (a key pasted with its
+    line's end, read from a file with its newline), None when it is unset or blank. A key with white space or a
+    control character inside is refused naming the variable, never the key: no API key has one, and the SDKs
+    refuse a header holding a line break with an error that quotes it."""
+    key = os.environ.get(variable, "").strip()
+    inside = next((at for at, char in enumerate(key) if char.isspace() or not char.isprintable()), None)
+    if inside is not None:
+        raise UsageError(
+            f"{variable} has white space or a control character inside the key (character {inside + 1} of "
+            f"{len(key)}): set it to the key alone, on one line, and rerun"
+        )
+    return key or None

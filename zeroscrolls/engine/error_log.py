@@ -52,6 +52,10 @@ def _secrets(key_variable: str | None, base_url: str | None) -> list[str]:
     """The values of the environment variables named like a secret and of the one `--api-key-env` names, and the
     password and query values of `--base-url` and of every URL the environment holds (OPENAI_BASE_URL, a proxy):
     an exception's message may quote a key a server echoed, or a request's path with its query."""
-    keys = [value for name, value in os.environ.items() if name == key_variable or _SECRET_VARIABLE.search(name)]
+    keys = [
+        value.strip()  # as the providers send it (core/credentials.key_from_environment)
+        for name, value in os.environ.items()
+        if name == key_variable or _SECRET_VARIABLE.search(name)
+    ]
     urls = [base_url, *(value for value in os.environ.values() if "://" in value)]
     return keys + [secret for url in urls for secret in url_secrets(url)]

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from zeroscrolls.core.connection import connect_failure, dropped_connection
-from zeroscrolls.core.credentials import mask_secrets, url_secrets, without_credentials
+from zeroscrolls.core.credentials import key_from_environment, mask_secrets, url_secrets, without_credentials
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
@@ -162,12 +162,13 @@ class HTTPProvider(StreamingProvider):
             raise UsageError(self._missing_key_message())
 
     def environment_key(self) -> str | None:
-        """The API key in the environment (None: not set). A stand-in model (`ModelProfile.stand_in`) is answered by
+        """The API key in the environment, without the white space around it (None: not set; `key_from_environment`
+        refuses one with white space inside). A stand-in model (`ModelProfile.stand_in`) is answered by
         `zeroscrolls serve-mock` on this machine, which takes no key: it gets a placeholder, so the user's key is
         never sent there, and an endpoint elsewhere is refused with how to start that server."""
         stand_in = next((p for p in self._profiles.values() if p.stand_in), None)
         if stand_in is None:
-            return os.environ.get(self.key_env)
+            return key_from_environment(self.key_env)
         if not on_this_machine(urllib.parse.urlsplit(self.identity()["endpoint"]).hostname or ""):
             raise UsageError(start_hint(stand_in.name, self.name))
         return STAND_IN_KEY
