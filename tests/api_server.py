@@ -77,6 +77,10 @@ class Fault:
     """Status 200: send the headers at once, then `trickle_bytes` single bytes of leading whitespace this many
     seconds apart, then the answer: never silent long enough for a read timeout, however long it takes in all."""
     trickle_bytes: int = 30
+    usage: dict[str, Any] | None = None
+    """Status 200 without `body`, OpenAI's shapes: this usage object instead of the true counts."""
+    no_usage: bool = False
+    """Status 200 without `body`, OpenAI's shapes: an answer without a usage object, as some servers send."""
     echo: bool = False
     """An error whose message quotes the request's path and query and its key header, as some servers' error pages
     do."""
@@ -362,7 +366,11 @@ class ApiServer:
             message = {"role": "assistant", "content": None if null else text, "refusal": None}
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
             payload = {"id": f"chatcmpl-{n}", "object": "chat.completion", "choices": [choice]}
+        if fault is not None and fault.usage is not None:
+            usage = fault.usage
         payload |= {"created": int(time.time()), "model": served, "system_fingerprint": "fp_local", "usage": usage}
+        if fault is not None and fault.no_usage:
+            del payload["usage"]
         return await self._answer(payload, headers, fault, request)
 
     async def _answer(

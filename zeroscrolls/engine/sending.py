@@ -15,11 +15,13 @@ from zeroscrolls.engine.collecting import Results, cannot_write_run
 from zeroscrolls.engine.plan import PLAN_CHUNK
 from zeroscrolls.engine.progress import Progress, Tally
 from zeroscrolls.engine.scheduler import CostCap, generate_all, generate_claimed
+from zeroscrolls.engine.usage import checked_usage
 from zeroscrolls.output import runfolder
 from zeroscrolls.output.spending import SpendingLog
 from zeroscrolls.providers.batch.provider import refuse_paying_twice
 from zeroscrolls.run.values import Plan, PlannedExample, Totals
 from zeroscrolls.store.cache import GenerationCache
+from zeroscrolls.text.tokenizers import TokenCounter
 
 LOOKAHEAD_PER_SENDER = 4
 """Planned examples kept ready per request in flight, so senders never wait for the tokenizer."""
@@ -54,6 +56,9 @@ class Sending:
         self.importing = False
         """Whether the provider's `sending_modules` are being imported already."""
         self.failed = 0
+        self.usage_replaced = False
+        """Whether a server's usage was replaced by our counts yet (told once per run)."""
+        self.tokenizer: TokenCounter | None = None
 
     async def run(self, spent_under_cap: float, stop: threading.Event | None = None) -> list[str] | None:
         """Send what the cache lacks, `spent_under_cap` counted as spent already; returns the keys the cost cap
@@ -168,6 +173,7 @@ class Sending:
             self._hit(request, generation)
             self._show()
             return generation
+        generation = self._checked_usage(request, generation)
         n_in = _input_tokens(generation, request)
         n_out = generation.output_tokens or 0
         cached_in, written = generation.cached_input_tokens, generation.cache_write_tokens
@@ -195,6 +201,27 @@ class Sending:
         self.results.answer(generation.request_key, generation)  # a task that failed to write raises only now
         self._show()
         return generation
+
+    def _checked_usage(self, request: Request, generation: Generation) -> Generation:
+        """The generation with usage that can be true (engine/usage.py); the first replaced usage of a run is told."""
+        if not generation.ok:
+            return generation
+        plan = self.plan
+        allowance = plan.provider.completion_budget(request)
+        checked, why = checked_usage(generation, request, allowance, lambda text: self._tokenizer().count(text))
+        if why is not None and not self.usage_replaced:
+            self.usage_replaced = True
+            self.progress.note(
+                f"note: {plan.profile.name}'s server reported usage that cannot be true or none ({why}); priced from "
+                "our own token counts, marked cost_estimated in the records (only the first such answer is told)"
+            )
+        return checked
+
+    def _tokenizer(self) -> TokenCounter:
+        """The model's tokenizer, loaded the first time an answer must be counted."""
+        if self.tokenizer is None:
+            self.tokenizer = self.plan.provider.tokenizer(self.plan.profile)
+        return self.tokenizer
 
     def _spent_by_others(self) -> float:
         """What other runs sending into this run folder paid since this run started, for the cost cap."""

@@ -347,8 +347,9 @@ class HTTPProvider(StreamingProvider):
             return self._failed(request, failure, time.monotonic() - started)
         profile = self._profile_for(request.model)
         cost = None
-        if profile is not None and reply.input_tokens is not None and reply.output_tokens is not None:
-            cost = self.cost(profile, *reply.billed_tokens())
+        counts = (reply.input_tokens, reply.output_tokens, reply.cached_input_tokens, reply.cache_write_tokens)
+        if profile is not None and all(isinstance(n, int) for n in counts):
+            cost = self.cost(profile, *reply.billed_tokens())  # other counts are the engine's to check and price
         waited = round(time.monotonic() - started - latency, 3)
         info = dict(reply.info) | {"retries": retries, "waited_s": waited} | reply.cache_info()
         problem = self.withheld(reply)
