@@ -22,6 +22,7 @@ from zeroscrolls.data.sampling import run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.evaluation.config import refuse_cli_only, run_config
 from zeroscrolls.evaluation.console import opened_cache, plan_with_notes, progress_console, progress_for, show_stop
+from zeroscrolls.metrics.rouge import ROUGE_TYPES
 from zeroscrolls.output.spending import with_spending
 from zeroscrolls.providers.models import WHOLE_DOCUMENT
 from zeroscrolls.run.values import RunFolder
@@ -40,6 +41,7 @@ EXAMPLE_COLUMNS = (
     "prediction",
     "references",
     "score",
+    *ROUGE_TYPES,
     "kept_fraction",
     "truncated",
     "input_tokens",
@@ -48,7 +50,8 @@ EXAMPLE_COLUMNS = (
     "cached",
     "failure",
 )
-"""The columns of `Run.examples()`, one row per example of the run."""
+"""The columns of `Run.examples()`, one row per example of the run: R1, R2 and RL beside the score, so that a ROUGE
+task's score (the geometric mean of their means) can be computed from its examples."""
 
 
 def off_the_loop(call: Callable[[threading.Event | None], T]) -> T:
@@ -213,9 +216,17 @@ class Run:
 
     def examples(self, data: str | Path | None = None) -> pd.DataFrame:
         """One row per example of the run (columns: `EXAMPLE_COLUMNS`): its prediction and references, its score
-        with the suite's metric (the mean of R1, R2 and RL for ROUGE tasks), the share of the document kept,
-        tokens, cost, and why it has no prediction (`failure`). References come from the run's own data source
-        (its manifest), or `data`."""
+        with the suite's metric, the share of the document kept, tokens, cost, and why it has no prediction
+        (`failure`). References come from the run's own data source (its manifest), or `data`.
+
+        A task's score is the mean of its examples' `score`, except for ROUGE tasks: there `score` is the mean of
+        the example's R1, R2 and RL (to sort and compare examples by), and the task score is the geometric mean of
+        the task's mean `rouge1`, `rouge2` and `rougeL` (NaN in other tasks). Examples without a prediction have
+        no values and are left out, as in the task score. Rounded to 4 decimals, this gives `run.scores` exactly:
+
+            means = df.groupby("task")[["score", "rouge1", "rouge2", "rougeL"]].mean()
+            task_scores = ((means.rouge1 * means.rouge2 * means.rougeL) ** (1 / 3)).fillna(means.score).round(4)
+        """
         import pandas as pd
 
         from zeroscrolls.results.formats import example_value
@@ -254,6 +265,7 @@ class Run:
                         predictions.get(task, {}).get(example.id),
                         list(example.outputs),
                         example_value(values) if values else None,
+                        *(values.get(name) if values else None for name in ROUGE_TYPES),
                         cut.get("kept_fraction"),
                         cut.get("truncated"),
                         tokens if tokens is not None else cut.get("prompt_tokens"),
@@ -263,7 +275,8 @@ class Run:
                         record.get("error"),
                     )
                 )
-        return pd.DataFrame(rows, columns=list(EXAMPLE_COLUMNS))
+        frame = pd.DataFrame(rows, columns=list(EXAMPLE_COLUMNS))
+        return frame.astype(dict.fromkeys(("score", *ROUGE_TYPES), float))  # NaN, not None, where nothing is scored
 
     def _suite(self) -> Suite:
         mode = self.manifest.get("configuration", {}).get("prompt_mode", DEFAULT_PROMPT_MODE)
