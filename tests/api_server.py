@@ -159,6 +159,8 @@ class ApiServer:
     listings: int = 0
     listing_queries: list[dict[str, str]] = field(default_factory=list)
     """The query parameters of each listing."""
+    listing_faults: deque[int] = field(default_factory=deque)
+    """HTTP statuses the next listings answer with, in order (then listings answer as usual)."""
 
     def __post_init__(self) -> None:
         self.batches = BatchDesk(self)
@@ -498,6 +500,10 @@ class ApiServer:
         with self._lock:
             self.listings += 1
             self.listing_queries.append(dict(request.query))
+            status = self.listing_faults.popleft() if self.listing_faults else None
+        if status is not None:
+            return web.json_response({"error": {"message": "the listing is not available"}}, status=status)
+        with self._lock:
             created = 1_700_000_000 + self.listings  # vLLM: the time of the listing, never the same twice
         data = [
             {"id": model, "object": "model", "created": created, "owned_by": "vllm"} | card

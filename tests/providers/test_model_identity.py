@@ -136,3 +136,33 @@ def test_a_server_that_lists_no_models_is_keyed_by_its_endpoint_with_a_warning(
         provider.check_ready()
     assert provider.identity() == {"endpoint": dead}
     assert f"{dead} did not list its models" in caplog.text
+
+
+SERVED = ("--provider", "openai", "--model", "tiny", "--tokenizer", "cl100k_base", "--max-tokens", "4096")
+
+
+def test_a_listing_that_fails_once_on_resume_is_tried_again_and_nothing_is_paid_twice(
+    served: ApiServer, data: Path, tmp_path: Path
+) -> None:
+    server = (*SERVED, "--base-url", served.openai_base_url)
+    assert generated(data, tmp_path / "out", "a", *server) == 1
+    served.listing_faults.extend([404])
+    assert generated(data, tmp_path / "out", "a", *server) == 0  # the resume: its answer from the cache
+    assert served.listings == 3 and len(served.calls("/v1/chat/completions")) == 1
+
+
+def test_a_resume_whose_listing_keeps_failing_keeps_the_checkpoint_its_folder_recorded(
+    served: ApiServer, data: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = (*SERVED, "--base-url", served.openai_base_url)
+    assert generated(data, tmp_path / "out", "a", *server) == 1
+    served.listing_faults.extend([503, 503, 503])
+    with caplog.at_level(logging.WARNING):
+        assert generated(data, tmp_path / "out", "a", *server) == 0  # keyed as the first run: nothing paid again
+    assert served.listings == 4 and len(served.calls("/v1/chat/completions")) == 1
+    assert "did not list its models in 3 tries" in caplog.text
+    assert 'keeps the checkpoint its run folder recorded (tiny: {"max_model_len": 4096, "root": "/ckpt/a"})' in (
+        caplog.text
+    )
+    manifest = json.loads((tmp_path / "out" / "a" / "manifest.json").read_text())
+    assert manifest["configuration"]["served"] == {"tiny": {"root": "/ckpt/a", "max_model_len": 4096}}

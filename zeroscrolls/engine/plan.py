@@ -4,6 +4,7 @@ seconds."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -13,6 +14,7 @@ from zeroscrolls.core.errors import ExampleFailed, UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
 from zeroscrolls.data.sources import DataSource
+from zeroscrolls.output import runfolder
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.provider import batched
 from zeroscrolls.providers.models import ModelProfile
@@ -30,6 +32,8 @@ so keeping more would hold every document's token ids for the whole run. Sweeps 
 budgets."""
 PLAN_CHUNK = 8
 """Examples planned per step of the planning thread: small, so the first request leaves after a few examples."""
+
+log = logging.getLogger("zeroscrolls.engine")
 
 
 def plan_run(
@@ -92,7 +96,13 @@ def plan_run(
         return n if config.limit is None else min(n, config.limit)
 
     counts = {task: count(task) for task in tasks}
-    return Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
+    plan = Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
+    if to_send:  # before any request is keyed: a resume keys them as its folder's first run did
+        recorded = runfolder.recorded_configuration(plan.folder.manifest)
+        note = provider.keep_identity(recorded) if recorded is not None else None
+        if note is not None:
+            log.warning("%s", note)
+    return plan
 
 
 def remember_in_cache(truncator: Truncator, cache: GenerationCache | None) -> None:

@@ -113,7 +113,7 @@ def check_reuse(plan: Plan) -> None:
         raise UsageError(f"{root} is a file, not a run folder; pass another --run-name or --output")
     if not any(root.iterdir()):
         return
-    recorded = _recorded_configuration(plan.folder.manifest)
+    recorded = recorded_configuration(plan.folder.manifest)
     if recorded is None:
         raise UsageError(f"{root} is not a zeroscrolls run folder (no readable manifest.json): {fix}")
     shown = _differences(plan, recorded)
@@ -135,7 +135,7 @@ def spent_before(plan: Plan) -> float:
     """USD earlier runs spent into `plan`'s run folder, which its `--max-cost` counts too (a cap bounds a run
     folder's spending over all its runs, so a rerun cannot spend the cap again): none for a new folder, or for one
     whose run of another configuration `--overwrite` replaces."""
-    recorded = _recorded_configuration(plan.folder.manifest)
+    recorded = recorded_configuration(plan.folder.manifest)
     if recorded is None or _differences(plan, recorded):
         return 0.0
     return recorded_spending(plan.folder.manifest)
@@ -175,7 +175,7 @@ def _selection_text(selection: dict[str, Any] | None) -> str:
     return f"{books}{sample}".strip()
 
 
-def _recorded_configuration(manifest: Path) -> dict[str, Any] | None:
+def recorded_configuration(manifest: Path) -> dict[str, Any] | None:
     """The configuration a run folder's manifest records, values older manifests lack taken from its other fields
     (the scope: limit, selection, data source, templates of the tasks run); None when there is no readable
     manifest."""
@@ -253,7 +253,7 @@ def write_running(plan: Plan, totals: Totals, started: str, spent_before: float 
     """The manifest of a run that is writing its tasks as they finish (status "running", no end time), so a run
     killed meanwhile leaves a folder its rerun recognizes and resumes into; then the folder's ledger, which its paid
     answers go to (a new one where this run replaces a run of another configuration)."""
-    recorded = _recorded_configuration(plan.folder.manifest)
+    recorded = recorded_configuration(plan.folder.manifest)
     if recorded is not None and _differences(plan, recorded):
         plan.folder.spending.unlink(missing_ok=True)
     result = RunResult(plan.folder, totals, None, {}, spent_before_usd=spent_before)

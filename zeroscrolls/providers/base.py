@@ -125,6 +125,12 @@ class Provider(ABC):
         into its cache key: one model name served by two servers must not share generations. Never credentials."""
         return {}
 
+    def keep_identity(self, recorded: Mapping[str, Any]) -> str | None:
+        """Offered the configuration a run folder recorded (`identity` included) before a run resumes into it: a
+        provider that could not establish part of its identity now (a server whose model listing failed) takes the
+        recorded part instead of keying every request anew, and says so (a note); None when it keeps its own."""
+        return None
+
     def cost(
         self,
         profile: ModelProfile,

@@ -12,6 +12,7 @@ whole against OpenAI's own API never loads it (about 0.6 s of such a rerun's sta
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
@@ -27,7 +28,7 @@ from zeroscrolls.providers.http.options import number_option
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
 from zeroscrolls.providers.http.provider import HTTPProvider
 from zeroscrolls.providers.http.reply import Reply, reading_reply
-from zeroscrolls.providers.http.retry import http_failure
+from zeroscrolls.providers.http.retry import http_failure, wait_max_from_env
 from zeroscrolls.providers.models import DEFAULT_REASONING_BUDGET, REGISTRY, ModelProfile
 from zeroscrolls.providers.openai import codec
 from zeroscrolls.text.templates import PromptStyle
@@ -45,6 +46,8 @@ SERVED_FIELDS = ("root", "parent", "max_model_len")
 """What vLLM's model listing (GET /v1/models) says of the checkpoint behind a served name: the path or Hub id it
 loaded (`root`), a LoRA adapter's base model (`parent`) and the context length it serves. Not `created`: vLLM (as
 SGLang and lmdeploy) stamps each listing with the time it is made, which would change every key at every run."""
+LISTING_TRIES = 3
+"""Tries of a server's model listing before a run goes on without it (a resume then keeps what its folder recorded)."""
 
 
 def tokenizer_spec(value: str) -> str:
@@ -84,6 +87,8 @@ class OpenAIProvider(HTTPProvider):
         self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else int(budget)
         self._served: dict[str, dict[str, Any]] | None = None
         """Model -> what the server's listing reports of its checkpoint (`SERVED_FIELDS`); None: not asked."""
+        self._listing_failed = False
+        """Whether the server's listing failed every try, so `_served` says nothing of its checkpoints."""
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
         """A reasoning model's profile carries this provider's reasoning budget, which truncation keeps room for
@@ -141,19 +146,33 @@ class OpenAIProvider(HTTPProvider):
         One GET of `/models` as the SDK sends it, through httpx2 (the SDK's HTTP library): importing the SDK takes a
         second, which a rerun answered from the cache would spend on this request alone."""
         import httpx2
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
         timeout = httpx2.Timeout(self.request_timeout, connect=self.connect_timeout)
         headers = {"Authorization": f"Bearer {self._api_key()}"}
         url, query = self.client_endpoint()
-        try:
+        errors = (httpx2.HTTPError, ValueError, KeyError, TypeError)  # an error, or not a listing
+
+        def listed() -> dict[str, dict[str, Any]]:
             response = httpx2.get(f"{url.rstrip('/')}/models", params=query, headers=headers, timeout=timeout)
             response.raise_for_status()
-            cards = {card["id"]: card for card in response.json()["data"]}
-        except (httpx2.HTTPError, ValueError, KeyError, TypeError) as exc:  # an error, or not a listing
+            return {card["id"]: card for card in response.json()["data"]}
+
+        tries = Retrying(
+            stop=stop_after_attempt(LISTING_TRIES),
+            wait=wait_exponential(multiplier=0.5, max=wait_max_from_env()),
+            retry=retry_if_exception_type(errors),
+            reraise=True,
+        )
+        try:
+            cards = tries(listed)
+        except errors as exc:
+            self._listing_failed = True
             log.warning(
-                "%s did not list its models (%s): its answers are cached by endpoint and model name alone, so "
-                "another checkpoint served later under the same name would be answered from the cache",
+                "%s did not list its models in %d tries (%s): its answers are cached by endpoint and model name "
+                "alone, so another checkpoint served later under the same name would be answered from the cache",
                 self.identity()["endpoint"],
+                LISTING_TRIES,
                 self.scrub(str(exc) or type(exc).__name__),
             )
             return {}
@@ -164,6 +183,22 @@ class OpenAIProvider(HTTPProvider):
             if reported:
                 served[model] = reported
         return served
+
+    def keep_identity(self, recorded: Mapping[str, Any]) -> str | None:
+        """After a listing that failed every try, the checkpoints the run folder recorded for this endpoint: a
+        resume keys its requests as the first run did, instead of paying again for every answer it has."""
+        served, endpoint = recorded.get("served"), self.identity()["endpoint"]
+        if not self._listing_failed or not isinstance(served, dict) or recorded.get("endpoint") != endpoint:
+            return None
+        kept = {model: served[model] for model in self._profiles if isinstance(served.get(model), dict)}
+        if not kept:
+            return None
+        self._served = kept
+        shown = "; ".join(f"{model}: {json.dumps(card, sort_keys=True)}" for model, card in sorted(kept.items()))
+        return (
+            f"{endpoint} did not list its models, so this run keeps the checkpoint its run folder recorded ({shown}); "
+            "if the server now serves another one, rerun when its listing answers, or with --overwrite"
+        )
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
         if profile.reasoning:
