@@ -59,11 +59,13 @@ def fetch(
 
 
 def _fetchable() -> list[str]:
-    """The installed suites with data to fetch (`Suite.fetch_data`); the Hugging Face ones (`--data hub`) download
-    by themselves when a run needs them."""
+    """The installed suites with data to fetch (`Suite.fetch_data`), of those that load; the Hugging Face ones
+    (`--data hub`) download by themselves when a run needs them."""
+    from zeroscrolls.core.plugins import loadable
     from zeroscrolls.suites.base import installed_suites, resolve_suite
 
-    return [name for name in installed_suites() if resolve_suite(name).fetch_data is not None]
+    found, _ = loadable(installed_suites(), resolve_suite)
+    return [name for name, suite in found.items() if suite.fetch_data is not None]
 
 
 def register(app: typer.Typer) -> None:

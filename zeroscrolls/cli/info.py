@@ -12,10 +12,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from zeroscrolls.cli.options import SuiteOption
 from zeroscrolls.cli.tables import fits, plain_table, print_widest
+from zeroscrolls.core.plugins import loadable
 from zeroscrolls.core.task import DEFAULT_SUITE
 
 WideOption = Annotated[
@@ -54,14 +56,23 @@ def _print_with_extra(
         console.print(second)
 
 
+def _warn_unlisted(refused: Sequence[str]) -> None:
+    """A warning line on stderr for each plugin a listing skips, saying why it cannot be loaded."""
+    err = Console(stderr=True, soft_wrap=True)
+    for why in refused:
+        err.print(f"[yellow]warning:[/yellow] not listed: {escape(why)}", highlight=False)
+
+
 def suites() -> None:
     """List the installed benchmark suites: built-in ones and those registered through the entry-point group
-    zeroscrolls.suites (`zeroscrolls tasks --suite NAME` lists a suite's tasks).
+    zeroscrolls.suites (`zeroscrolls tasks --suite NAME` lists a suite's tasks). A suite plugin that cannot be
+    loaded is left out with a warning naming it.
 
     Example: zeroscrolls suites
     """
     from zeroscrolls.suites.base import installed_suites, resolve_suite  # a suite's rows, templates and metric
 
+    found, refused = loadable(installed_suites(), resolve_suite)
     rows = [
         {
             "suite": suite.name,
@@ -69,9 +80,10 @@ def suites() -> None:
             "tasks": str(len(suite.tasks)),
             "submission CSV": "yes" if suite.submission_order else "-",
         }
-        for suite in map(resolve_suite, installed_suites())
+        for suite in found.values()
     ]
     _print_with_extra("Benchmark suites", [["suite", "name", "tasks", "submission CSV"]], [], rows)
+    _warn_unlisted(refused)
 
 
 def tasks(suite: SuiteOption = DEFAULT_SUITE, wide: WideOption = False) -> None:
@@ -102,11 +114,13 @@ def tasks(suite: SuiteOption = DEFAULT_SUITE, wide: WideOption = False) -> None:
 
 def models(wide: WideOption = False) -> None:
     """List the registry: provider, token budget (encoder input for encoder-decoder models), context window and
-    prices per million tokens, then the notes; --wide adds tokenizer and prompt style and puts the notes in a
-    table.
+    prices per million tokens, then the notes and the providers, built in and from plugins (a provider plugin that
+    cannot be loaded is left out with a warning naming it); --wide adds tokenizer and prompt style and puts the
+    notes in a table.
 
     Example: zeroscrolls models
     """
+    from zeroscrolls.providers.base import BUILTIN_PROVIDERS, installed_providers, resolve_provider
     from zeroscrolls.providers.models import (
         REGISTRY,  # prompt styles, yaml and pydantic: not for every command's start-up
     )
@@ -129,11 +143,18 @@ def models(wide: WideOption = False) -> None:
     ]
     columns = ["model", "provider", "max tokens", "window", "prices"]
     _print_with_extra(title, [columns], ["tokenizer", "style", "note"] if wide else [], rows)
+    console = Console()
     if not wide:
-        console = Console()
         for p in REGISTRY.values():
             if p.note:
                 console.print(f"{p.name}: {p.note}", highlight=False, markup=False)
+    plugins, refused = loadable([n for n in installed_providers() if n not in BUILTIN_PROVIDERS], resolve_provider)
+    console.print(
+        f"providers: {', '.join(BUILTIN_PROVIDERS)}; from plugins: {', '.join(plugins) or 'none'}",
+        highlight=False,
+        markup=False,
+    )
+    _warn_unlisted(refused)
 
 
 def tokenizer_label(spec: str, model: str) -> str:

@@ -222,7 +222,7 @@ def resolve_provider(spec: str) -> type[Provider]:
             f"unknown provider {spec!r}; installed providers: {', '.join(sorted(installed_providers()))} "
             "(or give a class as --provider package.module:Class)"
         )
-    cls = load_target("provider", spec, target)
+    cls = load_target("provider", spec, ENTRY_POINT_GROUP, target)
     if not (isinstance(cls, type) and issubclass(cls, Provider)):
         raise UsageError(f"provider {spec!r}: {target} is not a zeroscrolls Provider subclass")
     return cls

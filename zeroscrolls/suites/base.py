@@ -289,7 +289,7 @@ def resolve_suite(name: str) -> Suite:
             f"unknown suite {name!r}; installed suites: {', '.join(sorted(installed_suites()))} (list them with "
             "`zeroscrolls suites`; a package adds one through the entry-point group zeroscrolls.suites)"
         )
-    suite = load_target("suite", name, target)
+    suite = load_target("suite", name, ENTRY_POINT_GROUP, target)
     if not isinstance(suite, Suite):
         raise UsageError(f"suite {name!r}: {target} is not a zeroscrolls Suite")
     if suite.name != name:
