@@ -17,7 +17,8 @@ INTERVAL_S = 30.0
 
 @dataclass(frozen=True)
 class Tally:
-    """Where a run stands: examples settled of all, cache hits, failed generations, tokens and USD so far."""
+    """Where a run stands: examples settled of all, cache hits, examples settled without a prediction (`failed`:
+    unsendable, or their generation failed, as the end-of-run summary counts them), tokens and USD so far."""
 
     done: int
     total: int

@@ -56,6 +56,7 @@ class Sending:
         self.importing = False
         """Whether the provider's `sending_modules` are being imported already."""
         self.failed = 0
+        """Examples settled without a prediction (unsendable, or their generation failed), as the summary counts."""
         self.usage_replaced = False
         """Whether a server's usage was replaced by our counts yet (told once per run)."""
         self.tokenizer: TokenCounter | None = None
@@ -121,6 +122,7 @@ class Sending:
             if isinstance(chunk, Exception):
                 raise chunk
             new = [p for p in chunk if results.add(p)]
+            self.failed += sum(1 for p in chunk if _settled_failed(p, results))
             totals.requests += len(new)
             found = cache.get_many(p.key for p in new if p.key is not None) if cache is not None and new else {}
             todo = []
@@ -185,8 +187,6 @@ class Sending:
             totals.output_tokens += n_out
             totals.cached_input_tokens += cached_in
             totals.cache_write_tokens += written
-        else:
-            self.failed += 1
         totals.cost_usd += generation.cost_usd or 0.0
         try:
             try:
@@ -198,7 +198,9 @@ class Sending:
         except Exception:
             self.results.keep(generation.request_key, generation)  # kept for the run folder even if the cache fails
             raise
-        self.results.answer(generation.request_key, generation)  # a task that failed to write raises only now
+        filled = self.results.answer(generation.request_key, generation)  # a task that failed to write raises now
+        if not generation.ok:
+            self.failed += filled  # each example waiting for it: those sharing its prompt too
         self._show()
         return generation
 
@@ -267,6 +269,15 @@ def _take(stream: Iterator[PlannedExample], n: int) -> tuple[list[PlannedExample
     except Exception as exc:
         return taken, exc
     return taken, None
+
+
+def _settled_failed(planned: PlannedExample, results: Results) -> bool:
+    """Whether taking `planned` settled it without a prediction: it cannot be sent (its prompt cannot fit the
+    budget), or it shares the prompt of an earlier example whose generation failed."""
+    if planned.key is None:
+        return True
+    answered = results.answers.get(planned.key)
+    return answered is not None and not answered.ok
 
 
 def _input_tokens(generation: Generation, request: Request) -> int:
