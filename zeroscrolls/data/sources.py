@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -27,6 +28,9 @@ DATA_HINT = (
     "Hugging Face Hub"
 )
 """What `--data` may be, as a missing folder's message says it (a suite reading another layout says its own)."""
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A code point that is half of a UTF-16 pair, standing alone: JSON's escape `\\ud800` decodes to one, and UTF-8
+(files, SQLite, terminals) cannot encode it."""
 
 
 @dataclass(frozen=True)
@@ -183,12 +187,20 @@ ReferenceCheck = Callable[[str], str | None]
 def read_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterator[tuple[str, dict]]:
     """('file:line', row) for each row of a benchmark JSONL file (SCROLLS and ZeroSCROLLS share the layout): `id`
     and `input` strings, `output` a string or null (test rows) that `check_output` accepts, else a `UsageError`
-    naming the file and line."""
+    naming the file and line. An id or input holding a lone surrogate is refused too: an id names the example's
+    prediction and record, an input its request, and neither could be written or sent."""
     for lineno, row in _read_jsonl(path):
         where = f"{path}:{lineno}"
         for field in ("id", "input"):
             if not isinstance(row.get(field), str):
                 raise UsageError(f"{where}: field {field!r} is missing or not a string")
+            if found := LONE_SURROGATE.search(row[field]):
+                code = ord(found[0])
+                raise UsageError(
+                    f"{where}: field {field!r} holds U+{code:04X} at character {found.start() + 1}, half of a UTF-16 "
+                    f"pair on its own (the escape \\u{code:04x}), which UTF-8 cannot encode; fix the row's {field!r} "
+                    "or remove the row"
+                )
         output = row.get("output")
         if output is not None and not isinstance(output, str):
             raise UsageError(f"{where}: field 'output' must be a string or null")

@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ import jsonlines
 from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.lazy import import_in_background
+from zeroscrolls.data.sources import LONE_SURROGATE
 from zeroscrolls.output import drawn, report
 from zeroscrolls.output.atomic import write_atomic
 from zeroscrolls.output.spending import SpendingLog, ledger_total, with_spending
@@ -65,16 +67,25 @@ def check_writable(folder: Path) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    write_atomic(path, lambda fh: fh.write(text))
+    """`text` written as UTF-8, a lone surrogate (which UTF-8 cannot encode: a server's error message may hold one)
+    as U+FFFD: a report or a page is read by people, for whom the code point never stood for anything."""
+    write_atomic(path, lambda fh: fh.write(LONE_SURROGATE.sub("\ufffd", text)))
+
+
+def json_text(data: Any, **options: Any) -> str:
+    """`data` as JSON (`json.dumps`'s `options`) that UTF-8 can always encode: non-ASCII text as itself, and a lone
+    surrogate as its escape (`\\ud800`), which a JSON reader reads back as it was."""
+    text = json.dumps(data, ensure_ascii=False, **options)
+    return LONE_SURROGATE.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
 
 
 def write_json(path: Path, data: Any) -> None:
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    write_text(path, json_text(data, indent=2, default=str) + "\n")
 
 
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     def write(fh: IO[str]) -> None:
-        with jsonlines.Writer(fh, compact=True, sort_keys=False) as writer:
+        with jsonlines.Writer(fh, dumps=partial(json_text, separators=(",", ":"))) as writer:
             writer.write_all(rows)
 
     write_atomic(path, write)

@@ -27,7 +27,7 @@ from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.data.sampling import Selection, run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
-from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT
+from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, json_text
 from zeroscrolls.output.spending import with_spending
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.results.compare import find_runs
@@ -90,7 +90,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
         for example in shown:
             entry = entries.get(f"{example.task}/{example.id}")
             if entry is None:
-                digest = hashlib.sha256(example.document.encode()).hexdigest()[:20]
+                digest = hashlib.sha256(example.document.encode("utf-8", "surrogatepass")).hexdigest()[:20]
                 documents.setdefault(digest, example.document)
                 entry = entries[f"{example.task}/{example.id}"] = _example_entry(example, digest)
             if style.value not in entry["prompts"]:
@@ -267,7 +267,7 @@ def _prompt_pieces(example: Example, template: Template, style: PromptStyle, sui
 
 
 def _compress(value: Any) -> str:
-    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    raw = json_text(value, separators=(",", ":")).encode()
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 

@@ -9,10 +9,11 @@ parsed, and opening an example reads just its two elements.
 from __future__ import annotations
 
 import html
-import json
 import re
 from importlib import resources
 from typing import Any
+
+from zeroscrolls.output.runfolder import json_text
 
 
 def render_page(data: dict[str, Any]) -> str:
@@ -22,7 +23,7 @@ def render_page(data: dict[str, Any]) -> str:
     examples, documents = data["examples"], data["documents"]
     table = data | {"examples": {key: n for n, key in enumerate(examples)}, "documents": list(documents)}
     # "<" only occurs inside JSON strings, where \u003c reads the same: no "</script>" or "<!--" can end the data.
-    payload = json.dumps(table, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    payload = json_text(table, separators=(",", ":")).replace("<", "\\u003c")
     packed = [f'<script type="text/plain" id="x{n}">{text}</script>' for n, text in enumerate(examples.values())]
     packed += [f'<script type="text/plain" id="d{digest}">{text}</script>' for digest, text in documents.items()]
     parts = {

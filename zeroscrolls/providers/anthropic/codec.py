@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.http.reply import Reply
+from zeroscrolls.providers.http.reply import Reply, unicode_text
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -51,7 +51,7 @@ def reply_from(message: Message, headers: Mapping[str, str]) -> Reply:
     input_tokens = usage.input_tokens + cached + written  # Anthropic's input_tokens leaves both out
     info = {"model": message.model, "id": message.id, "stop_sequence": message.stop_sequence}
     return Reply(
-        text=text,
+        text=unicode_text(text, info),
         content_missing=content is None,
         finish_reason=message.stop_reason,
         input_tokens=input_tokens,

@@ -7,6 +7,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from zeroscrolls.data.sources import LONE_SURROGATE
+
+REPLACED_SURROGATES = "replaced_surrogates"
+"""The info entry of an answer whose text held lone surrogates: how many were replaced by U+FFFD."""
+
 
 class _MalformedReply(Exception):
     """A 200 answer whose body cannot be read: not JSON, cut off, or without the parts every answer has. Raised by
@@ -22,6 +27,16 @@ def reading_reply(api: str) -> Iterator[None]:
         yield
     except (ValueError, TypeError, AttributeError, LookupError) as exc:
         raise _MalformedReply(f"malformed answer from the {api} API ({type(exc).__name__}: {exc})") from exc
+
+
+def unicode_text(text: str, info: dict[str, Any]) -> str:
+    """An answer's text as UTF-8 can hold it: a lone surrogate, which a server's JSON escape (`\\ud800`) decodes to
+    and which neither the cache nor a file could take, becomes U+FFFD, counted in `info` (`REPLACED_SURROGATES`)
+    so the record says so."""
+    text, replaced = LONE_SURROGATE.subn("\ufffd", text)
+    if replaced:
+        info[REPLACED_SURROGATES] = replaced
+    return text
 
 
 @dataclass(frozen=True)

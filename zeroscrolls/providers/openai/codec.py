@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.http.reply import Reply
+from zeroscrolls.providers.http.reply import Reply, unicode_text
 
 if TYPE_CHECKING:
     from openai.types import Completion
@@ -81,7 +81,7 @@ def reply_from(completion: ChatCompletion | Completion, headers: Mapping[str, st
             info["reasoning_tokens"] = reasoning.reasoning_tokens
     info |= {"model": completion.model, "id": completion.id, "system_fingerprint": completion.system_fingerprint}
     return Reply(
-        text=content or "",
+        text=unicode_text(content or "", info),
         content_missing=content is None,
         finish_reason=choice.finish_reason,
         input_tokens=usage.prompt_tokens if usage is not None else None,
