@@ -1,5 +1,6 @@
-"""Ctrl-C in the middle of a run: what was answered is kept (cache and run folder), the command that resumes it is
-printed, the exit code is 130 and there is no traceback."""
+"""Ctrl-C (or SIGTERM, SIGHUP) in the middle of a run: no new request is sent, those in flight are waited for and
+kept (cache and run folder), the command that resumes it is printed, the exit code is 130 and there is no
+traceback; a second interrupt stops at once."""
 
 from __future__ import annotations
 
@@ -25,29 +26,66 @@ from zeroscrolls.store.cache import GenerationCache
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_ctrl_c_keeps_what_was_answered_and_prints_the_resume_command(tmp_path: Path) -> None:
-    with ApiServer(latency=0.3).running() as server:
-        args = ["run", "--model", "gpt-4", "--data", "sample", "--concurrency", "1", "--output", str(tmp_path / "out"),
-                "--base-url", server.openai_base_url]  # fmt: skip
-        env = os.environ | {"OPENAI_API_KEY": "sk-anything", "ZEROSCROLLS_CACHE": str(tmp_path / "cache.sqlite")}
-        run = subprocess.Popen([sys.executable, "-m", "zeroscrolls.cli", *args], env=env, cwd=ROOT, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-        deadline = time.monotonic() + 60
-        while len(server.calls(status=200)) < 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        run.send_signal(signal.SIGINT)
+def started_run(server: ApiServer, tmp_path: Path, concurrency: int) -> tuple[subprocess.Popen[str], list[str]]:
+    args = ["run", "--model", "gpt-4", "--data", "sample", "--concurrency", str(concurrency), "--output",
+            str(tmp_path / "out"), "--base-url", server.openai_base_url]  # fmt: skip
+    env = os.environ | {"OPENAI_API_KEY": "sk-anything", "ZEROSCROLLS_CACHE": str(tmp_path / "cache.sqlite")}
+    run = subprocess.Popen([sys.executable, "-m", "zeroscrolls.cli", *args], env=env, cwd=ROOT, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    return run, args
+
+
+def wait_for_calls(server: ApiServer, count: int) -> None:
+    deadline = time.monotonic() + 60
+    while len(server.calls(status=200)) < count:
+        assert time.monotonic() < deadline, "the run sent too few requests"
+        time.sleep(0.02)
+
+
+def kept_predictions(tmp_path: Path) -> int:
+    folder = tmp_path / "out" / "gpt-4_8192_validation"
+    return sum(len(json.loads(p.read_text())) for p in (folder / "predictions").glob("*.json"))
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["Ctrl-C", "TERM", "HUP"])
+def test_an_interrupt_waits_for_the_requests_in_flight_then_prints_the_resume_command(
+    tmp_path: Path, number: signal.Signals
+) -> None:
+    with ApiServer(latency=1.0).running() as server:
+        run, args = started_run(server, tmp_path, concurrency=3)
+        wait_for_calls(server, 5)  # the first answered, the next three or four in flight
+        run.send_signal(number)
         _, stderr = run.communicate(timeout=60)
+        paid = len(server.calls(status=200))
     assert run.returncode == 130, stderr
     assert "Traceback" not in stderr
     flat = " ".join(stderr.split())
+    assert "stopping: no new request is sent; waiting up to 30 s for the requests in flight" in flat
     resume = shlex.split(flat.split("to resume: ", 1)[1])
     assert resume[:2] == ["zeroscrolls", "run"]
     assert set(zip(resume[2::2], resume[3::2], strict=True)) == set(zip(args[1::2], args[2::2], strict=True))
-    folder = tmp_path / "out" / "gpt-4_8192_validation"
-    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "out" / "gpt-4_8192_validation" / "manifest.json").read_text())
     assert manifest["status"] == "stopped"
-    kept = sum(len(json.loads(p.read_text())) for p in (folder / "predictions").glob("*.json"))
-    assert 3 <= kept < 14  # the answers that had arrived; the one in flight is lost
+    assert 5 <= paid < 14 and kept_predictions(tmp_path) == paid  # every request paid for arrived and was kept
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        assert len(cache) == paid
+
+
+def test_a_second_interrupt_stops_at_once(tmp_path: Path) -> None:
+    with ApiServer(latency=8.0).running() as server:  # the server's own shutdown waits for the answers it owes
+        run, _ = started_run(server, tmp_path, concurrency=2)
+        wait_for_calls(server, 3)  # the first answered, two in flight for 8 s
+        run.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        interrupted = time.monotonic()
+        run.send_signal(signal.SIGINT)
+        _, stderr = run.communicate(timeout=60)
+        assert time.monotonic() - interrupted < 5  # not the 8 s the answers take
+    assert run.returncode == 130 and "Traceback" not in stderr, stderr
+    assert "stopping now: requests still in flight are not waited for" in " ".join(stderr.split())
+    assert json.loads((tmp_path / "out" / "gpt-4_8192_validation" / "manifest.json").read_text())["status"] == (
+        "stopped"
+    )
 
 
 def test_a_stop_signal_stops_the_run_as_ctrl_c_does(

@@ -22,7 +22,7 @@ from zeroscrolls.output import runfolder
 from zeroscrolls.run.values import Plan, RunResult, Totals
 from zeroscrolls.store.cache import GenerationCache
 
-INTERRUPTED = Failure(Kind.NOT_SENT, "interrupted (Ctrl-C) before every request was answered")
+INTERRUPTED = Failure(Kind.NOT_SENT, "interrupted (Ctrl-C, SIGTERM or SIGHUP) before every request was sent")
 
 
 def execute(

@@ -67,8 +67,17 @@ class CostCap:
         self._bounds: dict[str, float] = {}
         """Worst case of each request admitted and not yet settled."""
         self._settled = asyncio.Event()
+        self.stopped = False
+        """The run is stopping (an interrupt): nothing more is admitted, while what is in flight settles."""
+
+    def stop_admitting(self) -> None:
+        """Admit nothing more, waking whoever waits for room."""
+        self.stopped = True
+        self._settled.set()
 
     def admit(self, key: str, request: Request) -> bool:
+        if self.stopped:
+            return False
         bound = (self.upper_cost(request) or 0.0) if self.upper_cost is not None else 0.0
         if self.limit_usd is not None:
             elsewhere = self.spent_elsewhere() if self.spent_elsewhere is not None else 0.0
@@ -82,7 +91,7 @@ class CostCap:
         """Admit `request` once what is in flight has settled enough; False when it does not fit with nothing in
         flight."""
         while not self.admit(key, request):
-            if not self._bounds:
+            if not self._bounds or self.stopped:
                 return False
             self._settled.clear()
             await self._settled.wait()
@@ -128,6 +137,8 @@ async def _stream(
     async def admitted() -> AsyncIterator[Request]:
         try:
             async for key, request in requests:
+                if cap.stopped:  # an interrupt: what is not planned yet is left unplanned
+                    break
                 if held or not await cap.admit_when_room(key, request):
                     held.append(key)  # the first that cannot fit, and everything after it
                     if on_held is not None:
@@ -149,6 +160,8 @@ async def _stream(
         on_generation(request, Generation(key, failure=UNANSWERED))
     if failed:
         raise failed[0]
+    if cap.stopped:
+        return held
     async for key, request in requests:  # what the provider never took
         on_generation(request, Generation(key, failure=UNANSWERED))
     return held

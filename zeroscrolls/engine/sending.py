@@ -15,9 +15,11 @@ from zeroscrolls.engine.collecting import Results, cannot_write_run
 from zeroscrolls.engine.plan import PLAN_CHUNK
 from zeroscrolls.engine.progress import Progress, Tally
 from zeroscrolls.engine.scheduler import CostCap, generate_all, generate_claimed
+from zeroscrolls.engine.stopping import GRACE_S, Stopping
 from zeroscrolls.engine.usage import checked_usage
 from zeroscrolls.output import runfolder
 from zeroscrolls.output.spending import SpendingLog
+from zeroscrolls.providers.base import StreamingProvider
 from zeroscrolls.providers.batch.provider import refuse_paying_twice
 from zeroscrolls.run.values import Plan, PlannedExample, Totals
 from zeroscrolls.store.cache import GenerationCache
@@ -63,26 +65,36 @@ class Sending:
 
     async def run(self, spent_under_cap: float, stop: threading.Event | None = None) -> list[str] | None:
         """Send what the cache lacks, `spent_under_cap` counted as spent already; returns the keys the cost cap
-        held back, or None when `stop` was set first (sending is cancelled as Ctrl-C cancels it)."""
-        sending = asyncio.ensure_future(self._send(spent_under_cap))
-        if stop is None:
-            return await sending
-        watching = asyncio.ensure_future(_until_set(stop))
-        await asyncio.wait([sending, watching], return_when=asyncio.FIRST_COMPLETED)
-        if sending.done():
-            watching.cancel()
-            return sending.result()
-        sending.cancel()
-        await asyncio.gather(sending, return_exceptions=True)
-        return None
+        held back, or None once interrupted (Ctrl-C, SIGTERM, SIGHUP, or `stop` set): no new request is sent, and
+        those in flight are waited for a while (engine/stopping.py)."""
+        plan = self.plan
+        cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap, self._spent_by_others)
+        grace = GRACE_S if isinstance(plan.provider, StreamingProvider) else 0.0  # only requests can be in flight
+        stopping = Stopping(cap.stop_admitting, self.progress.note, grace)
+        sending = asyncio.ensure_future(self._send(cap))
+        watchers = [asyncio.ensure_future(stopping.until_over())]
+        if stop is not None:
+            watchers.append(asyncio.ensure_future(_until_set(stop, stopping)))
+        try:
+            with stopping.on_signals():
+                await asyncio.wait([sending, watchers[0]], return_when=asyncio.FIRST_COMPLETED)
+                if not sending.done():  # interrupted twice, or the requests in flight took too long
+                    sending.cancel()
+                    await asyncio.gather(sending, return_exceptions=True)
+                    return None
+        finally:
+            for watcher in watchers:
+                watcher.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+        held = sending.result()
+        return None if stopping.interrupted else held
 
-    async def _send(self, spent_under_cap: float) -> list[str]:
+    async def _send(self, cap: CostCap) -> list[str]:
         plan, cache = self.plan, self.cache
         concurrency = plan.config.concurrency or plan.provider.default_concurrency
         ahead = max(2, min(LOOKAHEAD_PER_SENDER * concurrency, MAX_LOOKAHEAD) // PLAN_CHUNK)
         planned: asyncio.Queue[list[PlannedExample] | Exception] = asyncio.Queue(ahead)
         planner = asyncio.create_task(self._plan_ahead(planned))
-        cap = CostCap(plan.config.max_cost, plan.upper_cost, spent_under_cap, self._spent_by_others)
         if cache is None or not cache.holds(plan.provider.name, plan.profile.name):
             self._import_sending_modules()  # all will be sent: the SDK is imported while the first ones are planned
         try:
@@ -254,9 +266,11 @@ class Sending:
         self.progress.note(f"waiting for {len(held)} request(s) another run is generating ({holders})")
 
 
-async def _until_set(stop: threading.Event) -> None:
+async def _until_set(stop: threading.Event, stopping: Stopping) -> None:
+    """The caller's stop signal, as an interrupt."""
     while not stop.is_set():
         await asyncio.sleep(STOP_POLL_S)
+    stopping.interrupt()
 
 
 def _take(stream: Iterator[PlannedExample], n: int) -> tuple[list[PlannedExample], Exception | None]:

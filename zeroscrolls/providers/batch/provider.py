@@ -102,6 +102,9 @@ class BatchProvider(Provider):
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
 
+    def keep_identity(self, recorded: Mapping[str, Any]) -> str | None:
+        return self.inner.keep_identity(recorded)
+
     def unregistered_profile(self, model: str, max_tokens: int) -> ModelProfile:
         return self.inner.unregistered_profile(model, max_tokens)
 
