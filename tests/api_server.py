@@ -69,6 +69,10 @@ class Fault:
     """Status 200 without `body`: the answer's text (None: what the model writes)."""
     null_content: bool = False
     """Status 200 without `body`: send the answer's content as null."""
+    odd_content: Any = None
+    """Status 200 without `body`: send this JSON value as the answer's content (Chat Completions' message content,
+    Completions' text, Messages' content blocks) instead of the text: a list of parts, a number, blocks of odd
+    shapes, as a server that breaks the API's shape does (None: the text)."""
     finish_reason: str | None = None
     """Status 200 without `body`: the finish (stop) reason; None = the normal one."""
     delay: float = 0.0
@@ -328,6 +332,8 @@ class ApiServer:
         output_tokens = self.count_tokens(text)
         cache_read, cache_write = self.cached_tokens(body, anthropic)
         null = fault is not None and fault.null_content
+        odd = fault is not None and fault.odd_content is not None
+        sent = fault.odd_content if odd else None if null else text  # the content as the answer carries it
         model = body["model"]
         served = API_MODEL_VERSIONS.get(model, model)
         n = next(self._ids)
@@ -339,7 +345,7 @@ class ApiServer:
                     "type": "message",
                     "role": "assistant",
                     "model": served,
-                    "content": None if null else [{"type": "text", "text": text}] if text else [],
+                    "content": sent if odd or null else [{"type": "text", "text": text}] if text else [],
                     "stop_reason": finish,
                     "stop_sequence": stop_sequence,
                     "usage": {
@@ -362,10 +368,10 @@ class ApiServer:
             "completion_tokens_details": {"reasoning_tokens": 0},
         }
         if path == "/v1/completions":
-            choice = {"text": None if null else text, "index": 0, "logprobs": None, "finish_reason": finish}
+            choice = {"text": sent, "index": 0, "logprobs": None, "finish_reason": finish}
             payload = {"id": f"cmpl-{n}", "object": "text_completion", "choices": [choice]}
         else:
-            message = {"role": "assistant", "content": None if null else text, "refusal": None}
+            message = {"role": "assistant", "content": sent, "refusal": None}
             choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
             payload = {"id": f"chatcmpl-{n}", "object": "chat.completion", "choices": [choice]}
         if fault is not None and fault.usage is not None:

@@ -51,12 +51,12 @@ def test_round_trip_marks_hits_cached(tmp_path: Path) -> None:
     assert got[request.key()] == make_generation(request, cached=True)
 
 
-def test_failures_are_never_cached(tmp_path: Path) -> None:
+def test_failures_a_rerun_may_cure_are_not_cached(tmp_path: Path) -> None:
     request = make_request(1)
     with GenerationCache(tmp_path / "c.sqlite") as cache:
-        with pytest.raises(ValueError):
-            cache.put(request, Generation(request.key(), failure=Failure(Kind.SERVER, "HTTP 500")))
-        assert len(cache) == 0
+        cache.put(request, Generation(request.key(), failure=Failure(Kind.SERVER, "HTTP 500")))
+        cache.put(request, Generation(request.key(), failure=Failure(Kind.MALFORMED, "cut off")))  # retryable
+        assert len(cache) == 0 and cache.get_many([request.key()]) == {}
 
 
 def test_holds_says_whether_any_answer_of_a_provider_and_model_is_cached(tmp_path: Path) -> None:

@@ -180,8 +180,8 @@ class Sending:
         self.results.answer(generation.request_key, generation)
 
     def _record(self, request: Request, generation: Generation) -> Generation:
-        """Each generation as it arrives: counted, committed to the cache (successes) before anything else that may
-        fail, and its examples settled."""
+        """Each generation as it arrives: counted, committed to the cache (which keeps answers and the failures of
+        answers paid for) before anything else that may fail, and its examples settled."""
         provider, profile, totals = self.plan.provider, self.plan.profile, self.totals
         if generation.cached:  # generated meanwhile by another process sharing the cache
             self._hit(request, generation)
@@ -205,7 +205,7 @@ class Sending:
                 if generation.cost_usd:  # before the cache: a run killed in between still counts what it paid
                     self._write_spending(generation.cost_usd)
             finally:
-                if generation.ok and self.cache is not None:
+                if self.cache is not None:
                     self.cache.put(request, generation)  # whatever failed above, an answer paid for is cached
         except Exception:
             self.results.keep(generation.request_key, generation)  # kept for the run folder even if the cache fails

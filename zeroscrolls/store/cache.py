@@ -61,8 +61,10 @@ class GenerationCache:
         self.close()
 
     def put(self, request: Request, generation: Generation) -> None:
-        """Commit one successful generation (the first row of a key wins); failures are refused."""
-        generations.put(self._db, request, generation)
+        """Commit one generation if the cache keeps it (`generations.kept`: answers, and the failures of malformed
+        answers paid for; the first row of a key wins); other failures are not kept, so a rerun sends them again."""
+        if generations.kept(generation):
+            generations.put(self._db, request, generation)
 
     def get_many(self, keys: Iterable[str]) -> dict[str, Generation]:
         """Cached generations of `keys` (missing keys are absent), marked `cached=True`."""

@@ -2,8 +2,13 @@
 
 Rows hold the request as JSON (never credentials), the generated text, usage, cost and a timestamp. Exact prompt
 token ids (seq2seq encoder input) are a BLOB of little-endian uint32 beside the JSON, 4 bytes a token instead of a
-JSON list (rows written before hold the list in the JSON and read the same). Failed generations are never stored;
-`INSERT OR IGNORE` keeps the first row of a key. `cache stats` reads a covering index only.
+JSON list (rows written before hold the list in the JSON and read the same). `INSERT OR IGNORE` keeps the first row
+of a key. `cache stats` reads a covering index only.
+
+Failures are not stored, so a rerun sends their requests again, but for one kind: an answer the server sent whole
+and billed whose content no one can read (a list or a number where text goes, `Kind.MALFORMED` made final by the
+provider). Sent again it would be billed again, so it is stored with its failure (info's `failure`: kind, message,
+status) and a rerun reads that failure back instead of paying.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.store.sqlite import Connection, chunks, marks, now
 
@@ -44,6 +50,8 @@ USAGE_QUERY = (
     "MAX(created_at) FROM generations GROUP BY provider, model ORDER BY provider, model"
 )
 """`cache stats`, answered from the covering index `generations_usage` without reading a single row."""
+FAILURE = "failure"
+"""The info entry of a stored failure (`kept`): its kind, message and status."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +68,21 @@ class ModelUsage:
     last: str
 
 
+def kept(generation: Generation) -> bool:
+    """Whether the cache keeps `generation`: an answer, or the final failure of a malformed answer the server
+    billed (sending it again would pay again for what no rerun could read either)."""
+    failure = generation.failure
+    return failure is None or (failure.kind is Kind.MALFORMED and not failure.retryable)
+
+
 def put(db: Connection, request: Request, generation: Generation) -> None:
-    """Commit one successful generation (the first row of a key wins); failures are refused."""
-    if not generation.ok:
-        raise ValueError("failed generations are never cached")
+    """Commit one generation the cache keeps (`kept`; the first row of a key wins); other failures are refused."""
+    if not kept(generation):
+        raise ValueError("only answers, and the failures of malformed answers paid for, are cached")
+    info = dict(generation.info)
+    if generation.failure is not None:
+        failure = generation.failure
+        info[FAILURE] = {"kind": failure.kind.value, "message": failure.message, "status": failure.status}
     stored = request.to_json() | {"prompt_token_ids": None}
     request_json = json.dumps(stored, ensure_ascii=False)
     ids = pack_token_ids(request.prompt_token_ids) if request.prompt_token_ids is not None else None
@@ -83,7 +102,7 @@ def put(db: Connection, request: Request, generation: Generation) -> None:
             generation.output_tokens,
             generation.latency_s,
             generation.cost_usd,
-            json.dumps(dict(generation.info), ensure_ascii=False, default=str),
+            json.dumps(info, ensure_ascii=False, default=str),
             now(),
             ids,
             stored_bytes,
@@ -100,9 +119,18 @@ def get_many(db: Connection, keys: Iterable[str]) -> dict[str, Generation]:
             f"FROM generations WHERE key IN ({marks(chunk)})",
             chunk,
         )
-        for key, text, finish, n_in, n_out, latency, cost, info in rows:
-            found[key] = Generation(key, text, finish, n_in, n_out, latency, cost, True, None, json.loads(info))
+        for key, text, finish, n_in, n_out, latency, cost, stored in rows:
+            info = json.loads(stored)
+            failure = _failure(info.pop(FAILURE, None))
+            found[key] = Generation(key, text, finish, n_in, n_out, latency, cost, True, failure, info)
     return found
+
+
+def _failure(stored: dict[str, Any] | None) -> Failure | None:
+    """A stored failure as it was recorded: final, since only final ones are stored."""
+    if stored is None:
+        return None
+    return Failure(Kind(stored["kind"]), stored["message"], retryable=False, status=stored["status"])
 
 
 def count(db: Connection) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.http.reply import Reply, unicode_text
+from zeroscrolls.providers.http.reply import Reply, json_kind, unicode_text, wrong_shape
 
 if TYPE_CHECKING:
     from anthropic.types import Message
@@ -41,10 +41,31 @@ def message_params(request: Request) -> dict[str, Any]:
     return params
 
 
+def content_text(content: object) -> tuple[str, str | None]:
+    """The text of a message's content blocks (its text blocks joined, blocks of other types passed over), or ""
+    and why none can be read: content that is no list of blocks, a block without a type, a text block without text
+    (the SDK builds the message without checking any of these)."""
+    if not isinstance(content, list):
+        return "", f"its content is {json_kind(content)}, not a list of content blocks"
+    texts = []
+    for n, block in enumerate(content, 1):
+        kind = getattr(block, "type", None)
+        if not isinstance(kind, str):
+            found = json_kind(block)
+            shape = "an object without a type" if found == "an object" else f"{found}, not an object with a type"
+            return "", f"content block {n} is {shape}"
+        if kind == "text":
+            text = getattr(block, "text", None)
+            if not isinstance(text, str):
+                return "", f"text block {n}'s text is {json_kind(text)}, not text"
+            texts.append(text)
+    return "".join(texts), None
+
+
 def reply_from(message: Message, headers: Mapping[str, str]) -> Reply:
     """A `Reply` from a message (a synchronous answer or a succeeded item of a message batch)."""
     content = message.content  # None when the answer's content was null or missing
-    text = "" if content is None else "".join(block.text for block in content if block.type == "text")
+    text, odd = ("", None) if content is None else content_text(content)
     usage = message.usage
     cached = usage.cache_read_input_tokens or 0
     written = usage.cache_creation_input_tokens or 0
@@ -53,6 +74,7 @@ def reply_from(message: Message, headers: Mapping[str, str]) -> Reply:
     return Reply(
         text=unicode_text(text, info),
         content_missing=content is None,
+        unreadable=None if odd is None else wrong_shape("anthropic", odd),
         finish_reason=message.stop_reason,
         input_tokens=input_tokens,
         output_tokens=usage.output_tokens,

@@ -205,5 +205,5 @@ class BatchProvider(Provider):
             "cost_usd": cost,
             "info": info,
         }
-        problem = self.inner.withheld(reply) if isinstance(self.inner, HTTPProvider) else None
+        problem = reply.unreadable or (self.inner.withheld(reply) if isinstance(self.inner, HTTPProvider) else None)
         return stored if problem is None else stored | {"text": "", "error": problem}

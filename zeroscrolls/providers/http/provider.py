@@ -361,7 +361,7 @@ class HTTPProvider(StreamingProvider):
             output_tokens=reply.output_tokens,
             latency_s=round(latency, 3),
             cost_usd=cost,
-            failure=None if problem is None else Failure(Kind.REFUSED, problem),
+            failure=reply.failure(problem),
             info=info,
         )
 

@@ -7,10 +7,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.data.sources import LONE_SURROGATE
 
 REPLACED_SURROGATES = "replaced_surrogates"
 """The info entry of an answer whose text held lone surrogates: how many were replaced by U+FFFD."""
+UNREADABLE_KEPT = "paid for, so cached with this failure: a rerun reports it without paying again"
+"""What a failure of content of the wrong shape adds: the server billed the answer, and sent again it would be
+billed again."""
 
 
 class _MalformedReply(Exception):
@@ -39,6 +43,27 @@ def unicode_text(text: str, info: dict[str, Any]) -> str:
     return text
 
 
+def wrong_shape(api: str, problem: str) -> str:
+    """The one line that says why an answer of `api` holds no text to read (`Reply.unreadable`)."""
+    return f"malformed answer from the {api} API: {problem}"
+
+
+def json_kind(value: object) -> str:
+    """What a JSON value (or an SDK's object built from one) is, in words: a message about content of the wrong
+    shape says what it found."""
+    if value is None:
+        return "missing"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object"
+
+
 @dataclass(frozen=True)
 class Reply:
     """One successful API answer, in the terms every provider shares."""
@@ -56,6 +81,18 @@ class Reply:
     """What the API said about the answer: model version, response id, system_fingerprint, ..."""
     content_missing: bool = False
     """The answer's content was null or missing (`text` is then ""): a failure, unlike an empty text."""
+    unreadable: str | None = None
+    """Why a whole answer holds no text to read (`text` is then ""), in one line: its content has a shape the API
+    never gives it (a list or a number where text goes, content blocks of odd shapes)."""
+
+    def failure(self, withheld: str | None) -> Failure | None:
+        """What fails this answer's request: content of the wrong shape, final (the server billed the answer, and
+        sending it again would pay for it again; the cache keeps it with this failure), else the reason the provider
+        `withheld` it, else nothing."""
+        if self.unreadable is not None:
+            message = f"{self.unreadable}; {UNREADABLE_KEPT}"
+            return Failure(Kind.MALFORMED, message, retryable=False, status=200)
+        return None if withheld is None else Failure(Kind.REFUSED, withheld)
 
     def billed_tokens(self) -> tuple[int, int, int, int]:
         """(input, output, cached input, cache write) tokens, as `Provider.cost` takes them."""

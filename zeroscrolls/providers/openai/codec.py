@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.requests import Request
-from zeroscrolls.providers.http.reply import Reply, unicode_text
+from zeroscrolls.providers.http.reply import Reply, json_kind, unicode_text, wrong_shape
 
 if TYPE_CHECKING:
     from openai.types import Completion
@@ -65,12 +65,14 @@ def reply_from(completion: ChatCompletion | Completion, headers: Mapping[str, st
     info: dict[str, Any] = {}
     if isinstance(completion, ChatCompletion):
         choice = completion.choices[0]
-        content = choice.message.content
+        content: object = choice.message.content
+        where = "its message content"
         if choice.message.refusal:
             info["refusal"] = choice.message.refusal
     else:
         choice = completion.choices[0]
         content = choice.text
+        where = "its text"
     usage = completion.usage
     cached = 0
     if usage is not None:
@@ -80,9 +82,12 @@ def reply_from(completion: ChatCompletion | Completion, headers: Mapping[str, st
         if reasoning is not None and reasoning.reasoning_tokens:
             info["reasoning_tokens"] = reasoning.reasoning_tokens
     info |= {"model": completion.model, "id": completion.id, "system_fingerprint": completion.system_fingerprint}
+    text = content if isinstance(content, str) else ""
+    odd = content is not None and not isinstance(content, str)  # a list of parts, a number: no API sends these
     return Reply(
-        text=unicode_text(content or "", info),
+        text=unicode_text(text, info),
         content_missing=content is None,
+        unreadable=wrong_shape("openai", f"{where} is {json_kind(content)}, not text") if odd else None,
         finish_reason=choice.finish_reason,
         input_tokens=usage.prompt_tokens if usage is not None else None,
         output_tokens=usage.completion_tokens if usage is not None else None,
