@@ -77,7 +77,7 @@ def test_scrolls_runs_get_format_tables_with_their_own_checks(real_data_dir: Pat
     assert "| quality | 100% | 0 (0%) |" in report and "| contract_nli | 100% | 0 (0%) |" in report
     saved = json.loads((tmp_path / "results" / "a" / "scores.json").read_text("utf-8"))["tasks"]["contract_nli"]
     assert saved["format_ok"] == 1.0 and saved["formats"]["refusals"] == 0 and saved["formats"]["lenient_score"] is None
-    rich = _cli("compare", *runs, "--suite", "scrolls")
+    rich = _cli("compare", *runs, "--suite", "scrolls", "--formats")
     markdown = _cli("compare", *runs, "--suite", "scrolls", "--format", "md")
     assert "Format analysis: a" in rich and "| a | contract_nli | 100% | 0 (0%) |" in markdown
 

@@ -290,6 +290,10 @@ def compare(
     seed: SeedOption = 0,
     resamples: ResamplesOption = 1000,
     paper: Annotated[bool, typer.Option("--paper", help="Add the suite paper's published rows (test split).")] = False,
+    formats: Annotated[
+        bool,
+        typer.Option("--formats", help="Add each run's format analysis after the comparison (md and json always do)."),
+    ] = False,
     data: Annotated[
         str | None, typer.Option("--data", help="References to score against (default: each run's own data source).")
     ] = None,
@@ -300,7 +304,7 @@ def compare(
 
     Example: zeroscrolls compare results/naive_1024_validation results/naive_4096_validation --paper
     """
-    from zeroscrolls.cli.results_comparison import comparison_tables
+    from zeroscrolls.cli.results_comparison import print_comparison
     from zeroscrolls.cli.score_tables import format_table
     from zeroscrolls.results import compare as comparison  # pandas, numpy: only when comparing
     from zeroscrolls.results.bootstrap import Bootstrap
@@ -315,39 +319,40 @@ def compare(
     runs = comparison.load_runs(
         comparison.find_runs(paths), DataSource.parse(data, hint=chosen.data_hint) if data else None, chosen
     )
-    for warning in comparison.manifest_warnings(runs):
-        err.print(f"[yellow]warning:[/yellow] {warning}")
     boot = Bootstrap(resamples=resamples, seed=seed, suite=chosen)
     result = comparison.compare(runs, boot, paper=paper)
+    remarks = [f"[yellow]warning:[/yellow] {warning}" for warning in comparison.manifest_warnings(runs)]
     for label, scored in result.scored.items():
         differing = {t: n for t, n in scored.items() if t in result.common and n != result.common[t]}
         if differing:
             shown = ", ".join(f"{t} {n} of which {result.common[t]} common" for t, n in differing.items())
-            err.print(f"note: {label} scored {shown}; only ids every run scored are compared")
+            remarks.append(f"note: {label} scored {shown}; only ids every run scored are compared")
     diagnosed = runs if chosen.format_diagnostics else []  # no format tables for a suite without diagnostics
     labels = [run.label for run in diagnosed for _ in run.formats]
     analyses = [analysis for run in diagnosed for analysis in run.formats.values()]
-    if output_format is Format.rich:
+    if output_format is Format.rich:  # the comparison first: the notes follow it, the format tables on request
         out = Console()
-        for table in comparison_tables(result, boot):
-            out.print(table)
-        for i, run in enumerate(diagnosed):  # one table per run: a run column would squeeze the others below 80 columns
+        print_comparison(out, result, boot)
+        for i, run in enumerate(diagnosed if formats else []):  # one table per run: a run column would not fit 80
             table = format_table(list(run.formats.values()))
             table.title = f"Format analysis: {run.label}"
             table.caption = table.caption if i == len(diagnosed) - 1 else None
             out.print(table)
-        for note in result.notes:
-            err.print(f"note: {note}")
+        remarks += [f"note: {note}" for note in result.notes]
+        if diagnosed and not formats:
+            remarks.append("note: each run's format analysis: add --formats, or see `zeroscrolls score RUN`")
     elif output_format is Format.md:
         rows = [[label, *format_row(a)] for label, a in zip(labels, analyses, strict=True)]
-        formats = f"\n{markdown_table(['run', *FORMAT_HEADERS], rows)}\n{FORMAT_NOTE}\n" if diagnosed else ""
-        typer.echo(comparison.markdown(result, boot) + formats, nl=False)
+        formats_md = f"\n{markdown_table(['run', *FORMAT_HEADERS], rows)}\n{FORMAT_NOTE}\n" if diagnosed else ""
+        typer.echo(comparison.markdown(result, boot) + formats_md, nl=False)
     elif output_format is Format.csv:
         typer.echo(comparison.long_frame(result).to_csv(index=False), nl=False)
     else:
         payload = json.loads(comparison.to_json(result, boot))
         payload["formats"] = {run.label: {t: a.to_json() for t, a in run.formats.items()} for run in runs}
         typer.echo(json.dumps(payload, indent=2))
+    for remark in remarks:
+        err.print(remark)
 
 
 def register(app: typer.Typer) -> None:
