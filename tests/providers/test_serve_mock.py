@@ -1,4 +1,6 @@
-"""`zeroscrolls serve-mock`: a whole API run, its cache and resume, against the local stand-in server, with no key.
+"""`zeroscrolls serve-mock`: a whole API run, its cache and resume, against the local stand-in server, with no key;
+its answers take the form each instruction asks for and come from the part of the document the prompt holds, so a
+sweep over budgets is no flat line.
 
 The server runs in this process on a free port of 127.0.0.1; the real openai and anthropic SDKs talk HTTP to it.
 """
@@ -21,7 +23,8 @@ from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.mock_server import MockServer, answer
+from zeroscrolls.providers.mock_answers import answer
+from zeroscrolls.providers.mock_server import MockServer
 from zeroscrolls.suites.base import resolve_suite
 
 SAMPLE_TASKS = {"gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "narrative_qa", "quality"}
@@ -119,6 +122,70 @@ def test_answers_take_the_form_each_instruction_asks_for(suite: str, task: str, 
     prompt = f"{instruction}\n\nStory:\n{' '.join(f'word{i}' for i in range(100))}\n\nQuestion:\nWhy?"
     assert expected.fullmatch(answer(prompt))
     assert answer(prompt) == answer(prompt)
+
+
+def prompt_of(instruction: str, document: str, question: str = "") -> str:
+    """A prompt as the templates lay it out: instruction, the document under its header, the question under its."""
+    return f"{instruction}\n\nStory:\n{document}" + (f"\n\nQuestion:\n{question}" if question else "")
+
+
+FILLER = " ".join(f"Filler sentence number {w} says nothing much." for w in ("one", "two", "three", "four", "five"))
+CHOICE = "Choose the best answer by writing its corresponding letter (either A, B, C, or D)."
+CONCISE = "Answer the question as concisely as you can, using a single phrase if possible."
+SUMMARY = "You are given a report by a government agency. Write a one-page summary of the report."
+
+
+def test_a_multiple_choice_answer_is_the_option_the_document_bears_out_once_it_is_present() -> None:
+    places = {"A": "under the lighthouse", "B": "inside the old mill", "C": "behind the chapel", "D": "near the quay"}
+    question = "Where does the captain hide the treasure?\n\n" + "\n".join(f" ({k}) {v}" for k, v in places.items())
+    for letter, place in places.items():
+        evidence = f"At night the captain buried the treasure {place}, where nobody would look."
+        assert answer(prompt_of(CHOICE, f"{FILLER} {evidence} {FILLER}", question)) == letter
+    guesses = {answer(prompt_of(CHOICE, f"{FILLER} Story {n} goes on.", question)) for n in range(12)}
+    assert guesses <= set(places) and len(guesses) > 1  # without the passage: a guess, by the prompt's hash
+
+
+def test_a_concise_answer_comes_from_the_passage_that_holds_the_question() -> None:
+    question = "Who repaired the broken lantern?"
+    passage = "Old Marguerite Vasquez repaired the broken lantern before the storm came."
+    found = answer(prompt_of(CONCISE, f"{FILLER} {passage} {FILLER}", question))
+    assert "Marguerite" in found.split() and len(found.split()) == 6
+    assert "Marguerite" not in answer(prompt_of(CONCISE, f"{FILLER} {FILLER}", question)).split()
+
+
+def test_a_summary_is_drawn_from_the_sentences_present_richest_in_the_documents_words() -> None:
+    report = " ".join(
+        [
+            "The agency reviewed bridge inspections across the state.",
+            "Bridge inspections found corrosion on many older bridge decks.",
+            "Lunch was served at noon.",
+            "The agency recommends funding bridge deck repairs and more frequent bridge inspections.",
+        ]
+    )
+    summary = answer(f"{SUMMARY}\n\nReport:\n{report}")
+    assert "Bridge inspections found corrosion" in summary and "Lunch" not in summary
+    assert set(summary.split()) <= set(report.split())
+    cut = answer(f"{SUMMARY}\n\nReport:\n{report[: report.index('Lunch')]}... [The rest of the report is omitted]")
+    assert cut != summary and "repairs" not in cut  # what the budget cut away cannot be in the summary
+
+
+def test_a_sweep_of_the_stand_in_scores_higher_at_a_larger_budget(server: MockServer, tmp_path: Path) -> None:
+    """More of each document gives better answers: the mean of the tasks scored at both budgets rises."""
+    args = ["sweep", "--model", "mock", "--max-tokens", "1024,8192", "--data", "sample", "--output", tmp_path]
+    code, _, err = zs(*args, "--base-url", f"{server.url}/v1")
+    assert code in (0, 1), err  # at 1024 tokens gov_report's prompts cannot fit: those examples fail
+    scores = {
+        budget: json.loads((tmp_path / "sweep_mock_validation" / f"mock_{budget}" / "scores.json").read_text())
+        for budget in (1024, 8192)
+    }
+    both = [
+        t
+        for t in SAMPLE_TASKS
+        if all(s["tasks"][t]["num_scored"] == s["tasks"][t]["num_expected"] for s in scores.values())
+    ]
+    assert len(both) >= 5
+    mean = {budget: sum(s["tasks"][t]["score"] for t in both) / len(both) for budget, s in scores.items()}
+    assert mean[8192] > mean[1024], mean
 
 
 def test_mock_claude_rejects_the_openai_path_with_a_hint(server: MockServer, tmp_path: Path) -> None:

@@ -4,16 +4,14 @@ progress, cache and resume, with no key and no network.
 It serves the registry's stand-in models (`ModelProfile.stand_in`) on 127.0.0.1 only: those of the openai provider
 through Chat Completions, those of the anthropic provider through Messages and count-tokens, with the APIs' JSON
 shapes, usage counts (o200k_base tokens) and rate-limit headers, each answer after a fixed latency. An answer comes
-from the prompt alone and is the same every time, short and in the form the instruction asks for, so the metrics
-score it: an option of a multiple-choice question (picked by the prompt's hash), a percentage, the summaries in the
-order given, "unanswerable" where the instruction allows it, else the document's first words. Its scores say
-nothing about any model; runs of a stand-in are marked so in their manifest and report.
+from the prompt alone (mock_answers.py) and is the same every time, short and in the form the instruction asks for,
+so the metrics score it, and drawn from the part of the document the prompt holds, so a larger budget scores better.
+Its scores say nothing about any model; runs of a stand-in are marked so in their manifest and report.
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import ipaddress
 import json
 import re
@@ -27,8 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.mock_answers import answer
 from zeroscrolls.providers.models import REGISTRY
-from zeroscrolls.text.templates import summaries_in
 from zeroscrolls.text.tokenizers import TiktokenTokenizer
 
 HOST = "127.0.0.1"
@@ -43,18 +41,10 @@ MESSAGE_TOKENS = 3
 RPM_LIMIT = 10_000
 TPM_LIMIT = 10_000_000
 """What the rate-limit headers state (remaining: the limit less the last minute's use); nothing is refused."""
-SHORT_WORDS = 6
-"""Words of the document in an answer to a question that asks to be answered concisely."""
-LONG_WORDS = 40
-"""Words of the document in any other answer (summaries, answers in sentences or a paragraph)."""
 CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
-CHOICES = re.compile(r"\((?:either )?(\w+(?:, (?:or )?\w+)*,? or \w+)\)")
-"""A list of options in the instruction: "(either A, B, C, or D)", "(1, 2, 3, 4, 5 or 6)"."""
-QUOTED_CHOICES = re.compile(r'one of ("[^"]+"(?:,? (?:or )?"[^"]+")+)')
-"""Quoted options in the instruction: 'exactly one of "Entailment", "Contradiction" or "Not mentioned"'."""
 
 
 def stand_ins(provider: str) -> list[str]:
@@ -89,28 +79,6 @@ def on_this_machine(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def answer(prompt: str) -> str:
-    """The stand-in's answer to a prompt (its instruction is the first paragraph): deterministic, short and in the
-    form the instruction asks for."""
-    instruction, _, rest = prompt.partition("\n\n")
-    pick = int.from_bytes(hashlib.sha256(prompt.encode()).digest()[:8], "big")
-    if (n := summaries_in(instruction)) is not None:
-        return ", ".join(str(i) for i in range(1, n + 1))
-    if "percentage" in instruction.lower():
-        return "50%"
-    if (listed := CHOICES.search(instruction)) is not None:
-        options = [word for word in re.findall(r"\w+", listed.group(1)) if word != "or"]
-        return options[pick % len(options)]
-    if (quoted := QUOTED_CHOICES.search(instruction)) is not None:
-        options = re.findall(r'"([^"]+)"', quoted.group(1))
-        return options[pick % len(options)]
-    if '"unanswerable"' in instruction:
-        return "unanswerable"
-    header, _, document = rest.partition("\n")
-    words = (document if header.endswith(":") else rest).split()
-    return " ".join(words[: SHORT_WORDS if "concisely" in instruction else LONG_WORDS])
 
 
 def content_text(content: str | Sequence[dict[str, Any]]) -> str:
