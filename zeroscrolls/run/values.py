@@ -19,7 +19,7 @@ from zeroscrolls.core.failures import Failure
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE
 from zeroscrolls.data.sampling import Selection
-from zeroscrolls.data.sources import DataSource
+from zeroscrolls.data.sources import LONE_SURROGATE, DataSource
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.settings import BatchSettings
 from zeroscrolls.providers.models import WHOLE_DOCUMENT, ModelProfile
@@ -43,13 +43,22 @@ def folder_name(text: str, default: str) -> str:
 
 def check_folder_name(name: str, option: str) -> None:
     """A folder name the user gave (`--run-name`, `--sweep-name`) must be one plain folder name, so that the folder
-    lies inside `--output` and nothing outside it is written or deleted."""
+    lies inside `--output` and nothing outside it is written or deleted, and UTF-8 text, which the report's title
+    and the manifest hold: a shell passes a name's bytes as they are, and Python reads each byte that is not UTF-8
+    as a lone surrogate (U+DCFF for 0xff)."""
+    if found := LONE_SURROGATE.search(name):
+        code = ord(found[0])
+        what = f"the byte {code - 0xDC00:#04x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise UsageError(
+            f"{option} holds {what} at character {found.start() + 1}, which is not UTF-8 text: pass a name in UTF-8, "
+            f"such as {option} my-run"
+        )
     if name.strip() in _NOT_PLAIN or any(c in name for c in "/\\\0"):
         raise UsageError(
             f"{option} {name!r} is not a plain folder name (it must not be empty, '.' or '..', or hold '/' or '\\'); "
             f"the folder goes inside --output: pass a name such as {option} my-run, and --output for where it goes"
         )
-    size = len(name.encode("utf-8", "surrogateescape"))
+    size = len(name.encode("utf-8"))
     if size > MAX_FOLDER_NAME_BYTES:
         raise UsageError(
             f"{option} is {size} bytes long, too long for a folder name: pass one of at most {MAX_FOLDER_NAME_BYTES}"
