@@ -33,7 +33,8 @@ def test_the_documented_aggregation_of_the_examples_reproduces_every_task_score(
     namespace: dict[str, object] = {"df": df, "run": run, "pd": pd}
     exec(documented_aggregation(), namespace)
     task_scores = namespace["task_scores"]
-    assert isinstance(task_scores, pd.Series)
-    assert task_scores.to_dict() == run.scores
-    naive_mean = df.groupby("task").score.mean().round(4).to_dict()
-    assert naive_mean["gov_report"] != run.scores["gov_report"]  # why the documented aggregation is needed
+    assert isinstance(task_scores, dict) and set(task_scores) == set(run.scores)
+    for task, value in task_scores.items():
+        assert run.scores[task] in (value, round(value, 4)), task  # every digit scores.json keeps
+    naive_mean = df.groupby("task").score.mean()
+    assert abs(naive_mean["gov_report"] - run.scores["gov_report"]) > 1  # why the documented aggregation is needed

@@ -222,10 +222,13 @@ class Run:
         A task's score is the mean of its examples' `score`, except for ROUGE tasks: there `score` is the mean of
         the example's R1, R2 and RL (to sort and compare examples by), and the task score is the geometric mean of
         the task's mean `rouge1`, `rouge2` and `rougeL` (NaN in other tasks). Examples without a prediction have
-        no values and are left out, as in the task score. Rounded to 4 decimals, this gives `run.scores` exactly:
+        no values (NaN) and are left out. Adding as the metrics do (`statistics.fmean`), this gives each task's
+        number in `run.scores` to the last digit scores.json keeps (docs/python-api.md):
 
-            means = df.groupby("task")[["score", "rouge1", "rouge2", "rougeL"]].mean()
-            task_scores = ((means.rouge1 * means.rouge2 * means.rougeL) ** (1 / 3)).fillna(means.score).round(4)
+            def task_score(rows):  # the rows of one task, each with a prediction: rows[rows.score.notna()]
+                if rows.rouge1.notna().all():
+                    return (fmean(rows.rouge1) * fmean(rows.rouge2) * fmean(rows.rougeL)) ** (1 / 3)
+                return fmean(rows.score)
         """
         import pandas as pd
 
