@@ -90,7 +90,7 @@ def write_synthetic_tasks(root: Path) -> Path:
 
 
 def write_test_split(root: Path) -> Path:
-    """A data folder with a test split for all ten tasks in the official layout: one row per id and an empty
+    """A data folder with a test split for all ten tasks in the official layout: one row per id and a null
     `output` (the test split has no gold), built from the bundled sample and `synthetic_rows`."""
     sample = Path(str(resources.files("zeroscrolls") / "data" / "sample"))
     for task in load_templates():
@@ -101,7 +101,7 @@ def write_test_split(root: Path) -> Path:
             rows = synthetic_rows(task)
         first_rows: dict[str, dict] = {}
         for row in rows:
-            first_rows.setdefault(row["id"], row | {"output": ""})
+            first_rows.setdefault(row["id"], row | {"output": None})
         (root / task).mkdir(parents=True, exist_ok=True)
         with (root / task / "test.jsonl").open("w", encoding="utf-8") as fh:
             for row in first_rows.values():

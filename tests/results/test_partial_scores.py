@@ -1,5 +1,5 @@
 """Scores over fewer examples than a task has: partial tasks are marked and kept out of means, a task with nothing
-scored has no score (not 0), rows with an empty reference are left out and reported, in `score`, run folders,
+scored has no score (not 0), rows without a reference are left out and reported, in `score`, run folders,
 sweeps, compare and plots."""
 
 from __future__ import annotations
@@ -84,13 +84,14 @@ def test_score_json_has_null_for_a_task_with_nothing_scored(
     assert "left out: quality (nothing scored)" in err
 
 
-def test_a_row_with_an_empty_reference_is_left_out_and_reported(synthetic_data: Path, tmp_path: Path) -> None:
+def test_a_row_without_a_reference_is_left_out_and_reported(synthetic_data: Path, tmp_path: Path) -> None:
+    """A null output among labelled rows (an empty string is a reference, scored as the official metric scores it)."""
     path = synthetic_data / "qasper" / "validation.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
     empty = rows[0]["id"]
     for row in rows:
         if row["id"] == empty:
-            row["output"] = ""
+            row["output"] = None
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     args = ["run", "--model", "naive", "--data", synthetic_data, "--tasks", "qasper,quality"]
     code, _, err = invoke(*args, "--output", tmp_path, "--run-name", "r")

@@ -130,7 +130,7 @@ def test_bad_rows_name_file_line_and_fix(tmp_path: Path) -> None:
     write_rows(tmp_path, "qasper", "validation", [{"id": "1", "input": "no blank line", "output": "x"}])
     with pytest.raises(UsageError, match=r"qasper/validation.jsonl:1: the input has no blank line .* SCROLLS qasper"):
         load_examples("qasper", "validation", DataSource.parse(str(tmp_path)))
-    write_rows(tmp_path, "qmsum", "validation", [{"id": 3, "input": "q\n\nd"}])
+    write_rows(tmp_path, "qmsum", "validation", [{"id": ["3"], "input": "q\n\nd"}])
     with pytest.raises(UsageError, match=r"qmsum/validation.jsonl:1: field 'id' is missing or not a string"):
         load_examples("qmsum", "validation", DataSource.parse(str(tmp_path)))
     with pytest.raises(UsageError, match="has no gov_report/train.jsonl"):

@@ -187,10 +187,13 @@ ReferenceCheck = Callable[[str], str | None]
 def read_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterator[tuple[str, dict]]:
     """('file:line', row) for each row of a benchmark JSONL file (SCROLLS and ZeroSCROLLS share the layout): `id`
     and `input` strings, `output` a string or null (test rows) that `check_output` accepts, else a `UsageError`
-    naming the file and line. An id or input holding a lone surrogate is refused too: an id names the example's
-    prediction and record, an input its request, and neither could be written or sent."""
+    naming the file and line. An `id` written as a JSON integer is read as its string, as `datasets` casts it to
+    the string column the dataset declares. An id or input holding a lone surrogate is refused too: an id names the
+    example's prediction and record, an input its request, and neither could be written or sent."""
     for lineno, row in _read_jsonl(path):
         where = f"{path}:{lineno}"
+        if isinstance(row.get("id"), int) and not isinstance(row["id"], bool):
+            row["id"] = str(row["id"])
         for field in ("id", "input"):
             if not isinstance(row.get(field), str):
                 raise UsageError(f"{where}: field {field!r} is missing or not a string")
@@ -204,7 +207,7 @@ def read_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterato
         output = row.get("output")
         if output is not None and not isinstance(output, str):
             raise UsageError(f"{where}: field 'output' must be a string or null")
-        if output and check_output is not None and (problem := check_output(output)):
+        if output is not None and check_output is not None and (problem := check_output(output)):
             raise UsageError(
                 f"{where}: id {row['id']!r}: {problem}, so the task could not be scored; fix the row's 'output' "
                 "field or remove the row"
@@ -215,11 +218,12 @@ def read_rows(path: Path, check_output: ReferenceCheck | None = None) -> Iterato
 def references_by_id(path: Path, check_output: ReferenceCheck | None = None) -> dict[str, list[str]]:
     """Example id -> its references in file order, ids in order of first appearance: what grouping rows by id needs
     before the first example can be handed on, read without holding any document (each checked by
-    `check_output`)."""
+    `check_output`). An empty string is a reference, as the official grouping keeps it; a null output (test rows)
+    is none."""
     refs: dict[str, list[str]] = {}
     for _, row in read_rows(path, check_output):
         output = row.get("output")
-        refs.setdefault(row["id"], []).extend([output] if output else [])
+        refs.setdefault(row["id"], []).extend([output] if output is not None else [])
     return refs
 
 
