@@ -37,7 +37,7 @@ def official_rows(real_data: Path, per_task: int | None = None) -> dict[str, lis
             rows.append(
                 {
                     "id": ex_id,
-                    "pid": ex_id,
+                    "pid": f"{ex_id}_0",  # one row per reference: <id>_<k>, and the source kept one
                     "input": text,
                     "output": outputs[ex_id],
                     "document_start_index": ds,

@@ -21,7 +21,8 @@ def write_real_tasks(real_data_dir: Path, root: Path) -> Path:
         (root / task).mkdir(parents=True)
         with (root / task / "validation.jsonl").open("w", encoding="utf-8") as fh:
             for example_id, text in inputs.items():
-                fh.write(json.dumps({"id": example_id, "pid": example_id, "input": text, "output": golds[example_id]}))
+                row = {"id": example_id, "pid": f"{example_id}_0", "input": text, "output": golds[example_id]}
+                fh.write(json.dumps(row))
                 fh.write("\n")
     return root
 

@@ -33,7 +33,7 @@ def scrolls_row(example: Example) -> dict:
     if example.task == "quality":
         marker = f" ({output}) "
         output = next(line for line in example.query.split("\n") if line.startswith(marker))[len(marker) :].strip()
-    return {"id": example.id, "pid": example.id, "input": text, "output": output}
+    return {"id": example.id, "pid": f"{example.id}_0", "input": text, "output": output}
 
 
 def contract_nli_rows(count: int = 6) -> list[dict]:
@@ -42,7 +42,8 @@ def contract_nli_rows(count: int = 6) -> list[dict]:
     for i in range(count):
         hypothesis, label = _HYPOTHESES[i % len(_HYPOTHESES)]
         text = f"{hypothesis}\n\n{_CONTRACT.replace('MUTUAL', f'MUTUAL ({i // 2})')}"
-        rows.append({"id": f"{i // 2}_nda-{i % len(_HYPOTHESES)}", "pid": f"{i}", "input": text, "output": label})
+        row_id = f"{i // 2}_nda-{i % len(_HYPOTHESES)}"
+        rows.append({"id": row_id, "pid": f"{row_id}_0", "input": text, "output": label})
     return rows
 
 
