@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,8 +37,6 @@ from zeroscrolls.text.tokenizers import load_tokenizer
 playwright_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")
 
 CHROMIUM = Path(os.environ.get("ZEROSCROLLS_CHROMIUM", "/usr/bin/chromium"))
-SCREENSHOT_COPY = os.environ.get("ZEROSCROLLS_VIEWER_SCREENSHOT")
-"""Where to copy the run page's screenshot as well (the README's docs/viewer.png), when set."""
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KEY = "sk-zs-view-test-key"
 
@@ -250,8 +247,6 @@ def test_screenshot_of_a_refusal_scrolled_to_the_trim_notice(
     screenshot = tmp_path / "viewer.png"
     page.screenshot(path=str(screenshot))
     assert screenshot.read_bytes().startswith(PNG_SIGNATURE)
-    if SCREENSHOT_COPY:
-        shutil.copyfile(screenshot, SCREENSHOT_COPY)
 
 
 def page_data(path: Path) -> dict[str, Any]:
