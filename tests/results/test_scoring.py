@@ -50,11 +50,13 @@ def test_gold_predictions_score_100_with_full_coverage(real_examples: dict, real
     assert list(result.tasks) == list(REAL_TASKS)
     for task, r in result.tasks.items():
         n = len(real_examples[task])
-        assert (r.score, r.num_scored, r.num_expected, r.missing, r.unknown) == (100.0, n, n, (), ()), task
+        assert (r.score, r.num_scored, r.num_expected, r.missing, r.unknown) == (pytest.approx(100.0), n, n, (), ()), (
+            task
+        )
         assert r.to_json()["num_scored"] == n and r.complete
     assert {task: round(r.format_ok, 4) for task, r in result.tasks.items()} == FORMAT_SHARE_OF_GOLDS
     assert not result.complete and result.mean is None
-    assert (result.partial_mean, result.label) == (100.0, "7 of 10 tasks")
+    assert (result.partial_mean, result.label) == (pytest.approx(100.0), "7 of 10 tasks")
     assert coverage_notes(result) == []
 
 
@@ -101,12 +103,12 @@ def test_benchmark_mean_only_when_all_ten_tasks_are_fully_scored() -> None:
 
     full = {task: task_result(task, v) for task, v in zip(SUBMISSION_ORDER, paper_gpt4, strict=True)}
     result = BenchmarkResult({task: full[task] for task in TASKS})
-    assert result.complete and result.mean == 41.66 and result.label == "10 of 10 tasks"
+    assert result.complete and result.mean == pytest.approx(41.66) and result.label == "10 of 10 tasks"
     assert "ZeroSCROLLS score: mean of the 10 task scores" in render(result)
 
     one_short = BenchmarkResult(full | {"qmsum": task_result("qmsum", 18.5, ("q1",))})
     assert not one_short.complete and one_short.mean is None
-    assert one_short.partial_mean == round((41.66 * 10 - 18.5) / 9, 4)  # the partly scored task is left out
+    assert one_short.partial_mean == pytest.approx((41.66 * 10 - 18.5) / 9)  # the partly scored task is left out
     assert one_short.label == "10 of 10 tasks (1 partly)"
     nine = BenchmarkResult({t: r for t, r in full.items() if t != "musique"})
     assert (nine.mean, nine.label) == (None, "9 of 10 tasks")
@@ -119,7 +121,7 @@ def test_complete_benchmark_on_all_ten_tasks(synthetic_data: Path) -> None:
     examples = {task: load_examples(task, "validation", source) for task in TASKS}
     predictions = {task: {ex.id: ex.outputs[0] for ex in exs} for task, exs in examples.items()}
     result = score_benchmark(predictions, examples, strict=True)
-    assert result.complete and result.mean == 100.0
+    assert result.complete and result.mean == pytest.approx(100.0)
     assert all(r.format_ok == 1.0 for r in result.tasks.values())
     text = render(result)
     assert "ZeroSCROLLS scores, 10 of 10 tasks" in text and "C-index" in text and "100.00" in text

@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import REAL_TASKS
@@ -112,7 +113,7 @@ def test_all_ten_tasks_on_synthetic_rows(tmp_path: Path, synthetic_data: Path) -
     scores = json.loads((folder / "scores.json").read_text())
     assert list(scores["tasks"]) == list(TASKS)
     assert scores["benchmark"]["complete"] is True
-    assert scores["benchmark"]["score"] == round(sum(s["score"] for s in scores["tasks"].values()) / 10, 4)
+    assert scores["benchmark"]["score"] == pytest.approx(sum(s["score"] for s in scores["tasks"].values()) / 10)
     assert set(json.loads((folder / "predictions" / "book_sum_sort.json").read_text()).values()) == {"1, 2, 3, 4, 5"}
     assert set(json.loads((folder / "predictions" / "musique.json").read_text()).values()) == {"Unanswerable"}
     assert "ZeroSCROLLS score" in result.stdout

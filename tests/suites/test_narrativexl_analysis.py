@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.narrativexl_release import make_recall_release, make_release
@@ -130,7 +131,7 @@ def test_score_json_breaks_accuracy_down_by_retention_type_and_context(tmp_path:
     scored = CliRunner().invoke(app, ["score", str(folder), "--suite", "narrativexl", "--json"])
     assert scored.exit_code == 0, scored.output
     entry = json.loads(scored.stdout)["tasks"]["read_along"]
-    assert entry["score"] == 30.0 and entry["chance"] == round(100 / 6, 4)
+    assert entry["score"] == 30.0 and entry["chance"] == pytest.approx(100 / 6)
     assert entry["retention"] == {
         "0": group(0.0, 7, 0.0, 0.0),
         "1-2": group(100.0, 2, 100.0, 100.0),
@@ -255,13 +256,13 @@ def test_the_always_6_baseline_scores_exactly_the_share_of_none_of_the_above(tmp
     assert scored.exit_code == 0, scored.output
     entry = json.loads(scored.stdout)["tasks"]["read_along"]
     # recall questions: 12 at distance 0, 11 at 1, 8 at 4, 4 at 8; "None of the above.": rows 1-11
-    assert entry["score"] == round(100 * 11 / 46, 4)
+    assert entry["score"] == pytest.approx(100 * 11 / 46)
     accuracy = {bucket: (g["accuracy"], g["n"]) for bucket, g in entry["retention"].items()}
     assert accuracy == {
         "0": (0.0, 12),
-        "1-2": (round(100 * 2 / 13, 4), 13),
-        "3-5": (round(100 * 3 / 11, 4), 11),
-        "6-10": (round(100 * 5 / 9, 4), 9),
+        "1-2": (pytest.approx(100 * 2 / 13), 13),
+        "3-5": (pytest.approx(100 * 3 / 11), 11),
+        "6-10": (pytest.approx(100 * 5 / 9), 9),
         "11-20": (100.0, 1),
         "21-50": (None, 0),
         "51+": (None, 0),

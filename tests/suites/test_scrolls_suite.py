@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.real_data import write_real_tasks
@@ -60,7 +61,7 @@ def test_naive_run_scores_with_the_scrolls_metric_and_maps_answers(real_data_dir
     nli_records = (run / "records" / "contract_nli.jsonl").read_text("utf-8")
     assert '"answer"' not in nli_records  # nothing mapped, nothing extra recorded
     scores = json.loads((run / "scores.json").read_text("utf-8"))
-    assert scores["tasks"]["contract_nli"]["exact_match"] == round(100 / 3, 4)
+    assert scores["tasks"]["contract_nli"]["exact_match"] == pytest.approx(100 / 3)
 
 
 def test_scrolls_runs_get_format_tables_with_their_own_checks(real_data_dir: Path, tmp_path: Path) -> None:

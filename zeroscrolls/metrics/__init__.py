@@ -1,9 +1,11 @@
 """The official ZeroSCROLLS metrics (spec §4), by metric: per-example values, task aggregation and the task score.
 
 `score_example` gives one example its sub-metric values on 0-100 (unrounded) under a `Metric`; `aggregate` turns
-any set of those into the task-level dict, with "score" and sub-metrics rounded to 4 decimals as the official
-wrapper does (spec §4.1). `score_examples` and `score` run a benchmark's own scorer (a suite's `score_example` and
-`aggregate_task`, which know its tasks' metrics) over a task's predictions. Resampling ids and calling `aggregate`
+any set of those into the task-level dict, with "score" and sub-metrics at full precision. The official wrapper
+rounds them to 4 decimals (spec §4.1); we keep every digit so a score can be checked against the official metric
+beyond 1e-4, and round only where scores are shown to people (tables). `score_examples` and `score` run a
+benchmark's own scorer (a suite's `score_example` and `aggregate_task`, which know its tasks' metrics) over a task's
+predictions. Resampling ids and calling `aggregate`
 gives bootstrap intervals of exactly the task score.
 """
 
@@ -66,7 +68,7 @@ class TaskMetrics:
         return score_example(self.tasks[task].metric, prediction, references)
 
     def aggregate(self, task: str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-        """The task-level "score" and sub-metrics, rounded to 4 decimals (`aggregate` of the task's metric)."""
+        """The task-level "score" and sub-metrics at full precision (`aggregate` of the task's metric)."""
         return aggregate(self.tasks[task].metric, per_example)
 
 
@@ -96,17 +98,15 @@ def score_examples(
 
 
 def aggregate(metric: Metric | str, per_example: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """The task-level "score" and sub-metrics from per-example values, rounded to 4 decimals (spec §4.1, §4.7), for
-    any benchmark: ROUGE gives the geometric mean of the averaged R1, R2, RL; any other metric (or the name of a
+    """The task-level "score" and sub-metrics from per-example values, unrounded (spec §4.1, §4.7), for any
+    benchmark: ROUGE gives the geometric mean of the averaged R1, R2, RL; any other metric (or the name of a
     per-example value) the mean of that value. With no examples every value is 0.0."""
     name = metric.value if isinstance(metric, Metric) else metric
     values = list(per_example.values())
     if name == Metric.ROUGE.value:
-        result = rouge.aggregate(values)
-    else:
-        mean = fmean(v[name] for v in values) if values else 0.0
-        result = {"score": mean, name: mean}
-    return {key: round(value, 4) for key, value in result.items()}
+        return rouge.aggregate(values)
+    mean = fmean(v[name] for v in values) if values else 0.0
+    return {"score": mean, name: mean}
 
 
 def score(

@@ -89,7 +89,7 @@ class Bootstrap:
         if not scored:
             return Group(None, 0)
         interval = self.task_score(task, scored)
-        return Group(round(interval.estimate, 4), len(scored), round(interval.low, 4), round(interval.high, 4))
+        return Group(interval.estimate, len(scored), interval.low, interval.high)
 
     def task_difference(self, task: str, a: PerExample, b: PerExample) -> Interval:
         """Paired difference `a - b` of the task score on the ids both scored (same resampled ids for both)."""

@@ -299,8 +299,8 @@ def markdown(c: Comparison, boot: Bootstrap) -> str:
 
 
 def long_frame(c: Comparison) -> pd.DataFrame:
-    """One line per row and column: estimate and interval (4 decimals), ids compared (whole numbers), and whether
-    the task is compared on fewer ids than it has (CSV and JSON output)."""
+    """One line per row and column: estimate and interval (full precision), ids compared (whole numbers), and
+    whether the task is compared on fewer ids than it has (CSV and JSON output)."""
     lines = []
     for row in c.rows:
         for column in c.columns:
@@ -322,8 +322,14 @@ def long_frame(c: Comparison) -> pd.DataFrame:
     frame = pd.DataFrame(lines)
     if frame.empty:
         return frame
-    frame[["score", "ci_low", "ci_high"]] = frame[["score", "ci_low", "ci_high"]].astype(float).round(4)
+    frame[["score", "ci_low", "ci_high"]] = frame[["score", "ci_low", "ci_high"]].astype(float)
     return frame.astype({"n": "Int64", "excludes_zero": "boolean"})
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The frame's rows as plain values, missing ones None: every float whole (pandas' own `to_json` keeps 15
+    digits at most, which is not always the float)."""
+    return frame.astype(object).where(frame.notna(), None).to_dict("records")
 
 
 def to_json(c: Comparison, boot: Bootstrap) -> str:
@@ -336,7 +342,7 @@ def to_json(c: Comparison, boot: Bootstrap) -> str:
             "partial": c.partial,
             "ids_scored": c.scored,
             "notes": list(c.notes),
-            "rows": json.loads(long_frame(c).to_json(orient="records")),
+            "rows": json_records(long_frame(c)),
         },
         indent=2,
     )

@@ -34,8 +34,8 @@ NO_SCORE = "—"
 class TaskResult:
     task: str
     metrics: dict[str, float]
-    """`metrics.aggregate` of the scored examples: "score" (0-100) and the sub-metrics, rounded to 4 decimals;
-    empty when nothing was scored."""
+    """`metrics.aggregate` of the scored examples: "score" (0-100) and the sub-metrics at full precision (tables
+    round them); empty when nothing was scored."""
     num_scored: int
     num_expected: int
     """Examples with a gold reference."""
@@ -130,7 +130,7 @@ class BenchmarkResult:
         """Mean over the fully scored tasks (partial and unscored tasks are left out); the ZeroSCROLLS score when
         `complete`."""
         full = self.fully_scored
-        return round(fmean(r.metrics["score"] for r in full), 4) if full else None
+        return fmean(r.metrics["score"] for r in full) if full else None
 
     @property
     def label(self) -> str:

@@ -98,7 +98,7 @@ class Analysis:
     def to_json(self) -> dict[str, Any]:
         """The task's keys beside its score: one object per breakdown, and "chance"."""
         found: dict[str, Any] = {b.key: b.to_json(self.metric) for b in self.breakdowns}
-        return found | {"chance": None if self.chance is None else round(self.chance, 4)}
+        return found | {"chance": self.chance}
 
     @property
     def chance_text(self) -> str:

@@ -2,7 +2,8 @@
 
 ROUGE is ZeroSCROLLS' (same file upstream); F1 and exact match use plain SQuAD normalisation, without the
 transliteration ZeroSCROLLS adds. Per example the best value over the references; per task the mean (ROUGE: the
-geometric mean of the averaged R1, R2, RL), rounded to 4 decimals.
+geometric mean of the averaged R1, R2, RL), at full precision (the official wrapper rounds to 4 decimals; tables
+round when they show it).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from zeroscrolls.metrics import f1, rouge
 from zeroscrolls.suites.scrolls.tasks import TASKS, get_task
 
 aggregate = metrics.TaskMetrics(TASKS).aggregate
-"""The task's "score" and sub-metrics from per-example values, rounded to 4 decimals."""
+"""The task's "score" and sub-metrics from per-example values, at full precision."""
 
 if TYPE_CHECKING:
     from zeroscrolls.suites.scrolls.rows import ScrollsExample
