@@ -101,9 +101,13 @@ def write_book(path: Path, rows: list[list[str]], encoding: str = "utf-8") -> Pa
     return path
 
 
-def make_release(root: Path, books: dict[str, int] | None = None, summaries: bool = False) -> Path:
-    """`root` laid out as the unpacked release: substituted and raw questions of each book (id -> scenes) and, with
-    `summaries`, its summary tables under the names the authors' scripts give them."""
+def make_release(
+    root: Path, books: dict[str, int] | None = None, summaries: bool = False, questions: str = "Questions"
+) -> Path:
+    """`root` laid out as the unpacked release: substituted and raw questions of each book (id -> scenes) in the
+    folder `questions` (the authors' runner reads `Questions`, their README names `Qeustions`, their loaders
+    `TrainSet` and `TestQuestions`) and, with `summaries`, its summary tables under the names the authors' scripts
+    give them."""
     for book, scenes in (books or {"84": 4, "1342": 3}).items():
         if summaries:
             write_table(
@@ -115,7 +119,7 @@ def make_release(root: Path, books: dict[str, int] | None = None, summaries: boo
             rows = book_rows(book, scenes)
             if variant == "raw":
                 rows = [[*r[:1], r[1].replace("walking", "strolling"), *r[2:]] for r in rows]
-            write_book(root / "Questions" / variant / "shortform" / f"{book}.questions_shortform", rows)
+            write_book(root / questions / variant / "shortform" / f"{book}.questions_shortform", rows)
     return root
 
 

@@ -101,7 +101,7 @@ def test_a_malformed_row_names_file_and_row(tmp_path: Path) -> None:
 def test_cli_refuses_a_folder_that_is_no_release(tmp_path: Path) -> None:
     args = ["prompt", "--suite", "narrativexl", "--task", "read_along", "--id", "84-0-0", "--model", "gpt-4"]
     result = CliRunner().invoke(app, [*args, "--data", str(tmp_path)])
-    assert result.exit_code == 2 and "neither Questions/substituted/shortform/" in result.output
+    assert result.exit_code == 2 and "no read-along questions, neither <folder>/substituted/shortform/" in result.output
     sample = CliRunner().invoke(app, [*args, "--data", "sample"])
     assert sample.exit_code == 2 and "reads a local copy of its release" in sample.output
     (tmp_path / "5.questions_shortform").write_text("WHEN_ASKED" + COLUMN_SEPARATOR + "x", encoding="utf-8")

@@ -187,6 +187,77 @@ def test_nothing_lands_outside_the_folder_nor_over_what_is_there(tmp_path: Path)
     assert clash.exit_code == 2 and f"--to {to} already holds outside.txt" in clash.stderr
 
 
+def layout_zip(tmp_path: Path, top: str, questions: str, summaries: bool = False) -> Path:
+    """A release whose questions folder is `questions`, inside the folder `top` of the archive ("" for its root)."""
+    source = tmp_path / "source"
+    make_release(source / top, {"84": 5}, summaries=summaries, questions=questions)
+    path = tmp_path / "layout.zip"
+    with zipfile.ZipFile(path, "w") as zipped:
+        for file in sorted(p for p in source.rglob("*") if p.is_file()):
+            zipped.write(file, file.relative_to(source).as_posix())
+    return path
+
+
+@pytest.mark.parametrize(
+    ("top", "questions"),
+    [
+        ("NarrativeXL", "Qeustions"),  # the release README's spelling
+        ("", "TrainSet"),  # the authors' loading example: ../TrainSet/substituted/shortform/2960.questions_shortform
+        ("NarrativeXL/Data", "TestQuestions"),  # where their question generator saves the test books
+    ],
+)
+def test_the_questions_are_found_wherever_the_archive_keeps_them(tmp_path: Path, top: str, questions: str) -> None:
+    archive = layout_zip(tmp_path, top, questions)
+    to = tmp_path / "data"
+    result = fetch(to, "--archive", str(archive))
+    assert result.exit_code == 0, result.output
+    release = to / top
+    folder = release / questions / "substituted" / "shortform"
+    assert f"read-along questions: {folder} (1 book)" in result.stderr
+    assert f"--data {release.resolve()} --sample 1000" in result.stdout
+    examples = resolve_suite("narrativexl").load_examples("read_along", "validation", DataSource.parse(str(release)))
+    assert examples[0].id == "84-0-0" and marker("84", 0) in examples[0].document
+
+    again = fetch(to, "--archive", str(archive))  # nothing unpacked over what is there
+    assert again.exit_code == 0, again.output
+    assert f"{release} already holds the unpacked release" in again.stderr
+    assert f"--data {release.resolve()} --sample 1000" in again.stdout
+
+
+def test_with_several_question_folders_the_one_used_is_said(tmp_path: Path) -> None:
+    source = make_release(tmp_path / "release", {"84": 3}, questions="TrainSet")
+    make_release(source, {"1342": 3}, questions="TestQuestions")
+    result = fetch(tmp_path / "release")
+    assert result.exit_code == 0, result.output
+    used = source / "TestQuestions" / "substituted" / "shortform"
+    other = source / "TrainSet" / "substituted" / "shortform"
+    assert f"read-along questions: {used} (1 book)" in result.stderr
+    assert f"also {other}: pass it as --data to read those" in result.stderr
+
+
+def test_an_archive_is_unpacked_once(tmp_path: Path) -> None:
+    """An archive without questions is unpacked, said in one line, and a second fetch does not unpack it again (nor
+    calls its own files a clash)."""
+    archive = layout_zip(tmp_path, "NarrativeXL", "Questions", summaries=True)
+    with zipfile.ZipFile(archive) as zipped:
+        members = [m for m in zipped.infolist() if "/Questions/" not in m.filename]
+        without = tmp_path / "without.zip"
+        with zipfile.ZipFile(without, "w") as stripped:
+            for member in members:
+                stripped.writestr(member, zipped.read(member))
+    to = tmp_path / "data"
+    first = fetch(to, "--archive", str(without))
+    assert first.exit_code == 2 and "Traceback" not in first.output
+    assert "no <folder>/substituted/shortform/ of *.questions_shortform files" in first.stderr
+    unpacked = to / "NarrativeXL" / "TrueAndFalseSummaries" / "84.tagseparated"
+    written = unpacked.stat().st_mtime_ns
+    second = fetch(to, "--archive", str(without))
+    assert second.exit_code == 2 and "already holds" not in second.stderr
+    assert f"{to} holds this archive unpacked already" in second.stderr
+    assert "no <folder>/substituted/shortform/ of *.questions_shortform files" in second.stderr
+    assert unpacked.stat().st_mtime_ns == written
+
+
 @pytest.mark.parametrize(
     ("files", "path", "expected"),
     [

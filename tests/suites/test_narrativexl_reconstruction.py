@@ -84,7 +84,7 @@ def test_tasks_follow_the_tables_the_release_holds(release: Path, tmp_path: Path
     shutil.rmtree(release / "HierarchicalSummaries")
     assert available(release) == ["read_along", "scene_reconstruction"]
     shutil.rmtree(release / "Questions")
-    assert available(release) == ["scene_reconstruction"]
+    assert available(release) == ["read_along", "scene_reconstruction"]  # read_along missing is said when it is read
     assert [e.id for e in examples(release, "scene_reconstruction")] == SCENE_IDS  # no questions needed
 
 
@@ -161,6 +161,25 @@ def test_a_release_without_the_tables_says_what_is_missing(tmp_path: Path) -> No
     assert result.exit_code == 2 and "no validation rows for scene_reconstruction; tasks there: read_along" in (
         result.output
     )
+
+
+def test_a_release_without_the_read_along_questions_says_so_instead_of_running_the_rest(
+    release: Path, tmp_path: Path
+) -> None:
+    """Summary tables but no question folder (a layout not recognised, or questions deleted): one line, exit 2, and
+    nothing run; naming the reconstruction tasks runs them."""
+    shutil.rmtree(release / "Questions")
+    run = ["run", "--suite", "narrativexl", "--data", str(release), "--provider", "echo", "--model", "m"]
+    result = CliRunner().invoke(app, [*run, "--output", str(tmp_path / "runs"), "--run-name", "all"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    (line,) = [line for line in result.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"error: --data {release}: no read-along questions")
+    assert "--tasks scene_reconstruction,hierarchical_reconstruction" in line
+    assert not (tmp_path / "runs" / "all").exists()
+    named = [*run, "--tasks", "scene_reconstruction", "--output", str(tmp_path / "runs"), "--run-name", "scenes"]
+    result = CliRunner().invoke(app, named)
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "runs" / "scenes" / "manifest.json").read_text())["tasks"] == ["scene_reconstruction"]
 
 
 def test_prompt_styles(release: Path) -> None:

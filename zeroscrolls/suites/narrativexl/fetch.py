@@ -8,7 +8,11 @@ decrypts ZipCrypto in Python, at about 1-2 MB of archive per second (`bench/unzi
 
 Members are unpacked into a staging folder inside `--to` and moved into place only when all of them came out whole
 (CRC-checked as they are read), so an interrupted or failed unpack leaves no half release behind; the archive is
-deleted once unpacked (`--keep-archive` keeps it).
+deleted once unpacked (`--keep-archive` keeps it). An archive whose every file is already in `--to`, at its size,
+is not unpacked again.
+
+Where the archive keeps the questions is not documented (release.py): the release is the folder of `--to`, up to
+`SEARCH_DEPTH` folders down, that holds a question folder; the fetch says which question folder it is.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.download import FetchOptions, Quiet, Watcher, download
-from zeroscrolls.suites.narrativexl.release import DEFAULT_VARIANT
+from zeroscrolls.suites.narrativexl.release import QUESTIONS_LAYOUT, book_files, find_questions, question_folders
 
 RELEASE_PAGE = "https://osf.io/4nz6x"
 RELEASE_URL = "https://osf.io/download/4nz6x/"
@@ -30,6 +34,9 @@ ARCHIVE_NAME = "NarrativeXL.zip"
 STAGING = ".unpacking"
 WINZIP_AES = 99
 """The compression method number of WinZip AES entries."""
+SEARCH_DEPTH = 2
+"""How many folders below `--to` the release may lie: an archive's own top folder, and one inside it (the authors'
+scripts keep their tables under `Data/`)."""
 ELSEWHERE = (
     f"open {RELEASE_PAGE} in a browser and pass the archive's download link with --url, or download the archive there "
     "and pass it with --archive FILE"
@@ -45,6 +52,7 @@ def fetch_release(to: Path, options: FetchOptions, watcher: Watcher) -> Path:
     found = find_release(to)
     if found is not None:
         watcher.note(f"{found} already holds the unpacked release; delete it to fetch it again")
+        say_questions(found, watcher)
         return found
     try:
         to.mkdir(parents=True, exist_ok=True)
@@ -62,23 +70,37 @@ def fetch_release(to: Path, options: FetchOptions, watcher: Watcher) -> Path:
     release = find_release(to)
     if release is None:
         raise UsageError(
-            f"{archive} is unpacked into {to}, but no Questions/{DEFAULT_VARIANT}/shortform folder is there; is it "
-            f"the NarrativeXL release ({RELEASE_PAGE})?"
+            f"{archive} is unpacked into {to}, but no {QUESTIONS_LAYOUT} is there, nor in its folders "
+            f"{SEARCH_DEPTH} deep; is it the NarrativeXL release ({RELEASE_PAGE})?"
         )
+    say_questions(release, watcher)
     if downloaded and not keep_archive:
         archive.unlink()
     return release
 
 
 def find_release(folder: Path) -> Path | None:
-    """`folder`, or a folder right inside it, holding the release's questions (an archive may wrap them in a
-    top-level folder); None when neither does."""
-    if not folder.is_dir():
-        return None
-    for candidate in (folder, *sorted(p for p in folder.iterdir() if p.is_dir() and p.name != STAGING)):
-        if (candidate / "Questions" / DEFAULT_VARIANT / "shortform").is_dir():
-            return candidate
+    """The shallowest folder of `folder` (itself, or up to `SEARCH_DEPTH` folders down, by name) that holds a
+    question folder of the release (`release.question_folders`); None when none does."""
+    level = [folder] if folder.is_dir() else []
+    for _ in range(SEARCH_DEPTH + 1):
+        for candidate in level:
+            if any(book_files(questions) for questions in question_folders(candidate)):
+                return candidate
+        level = [p for parent in level for p in sorted(parent.iterdir()) if p.is_dir() and p.name != STAGING]
     return None
+
+
+def say_questions(release: Path, watcher: Watcher) -> None:
+    """Which question folder of the release `--data release` reads, and the others it leaves out."""
+    used = find_questions(release)
+    if used is None:
+        return
+    books = len(book_files(used))
+    watcher.note(f"read-along questions: {used} ({books} book{'s' if books != 1 else ''})")
+    for other in question_folders(release):
+        if other != used and book_files(other):
+            watcher.note(f"also {other}: pass it as --data to read those")
 
 
 def unpack(archive: Path, to: Path, password: str, watcher: Watcher | None = None, downloaded: bool = True) -> None:
@@ -94,6 +116,9 @@ def unpack(archive: Path, to: Path, password: str, watcher: Watcher | None = Non
     try:
         with _open_zip(archive, f"delete it and {ELSEWHERE}" if downloaded else again) as zipped:
             members = zipped.infolist()
+            if _unpacked(members, to):
+                watcher.note(f"{to} holds this archive unpacked already; it is not unpacked again")
+                return
             clashes = [name for name in sorted(_top_names(members)) if (to / name).exists()]
             if clashes:
                 raise UsageError(
@@ -127,6 +152,21 @@ def unpack(archive: Path, to: Path, password: str, watcher: Watcher | None = Non
         ) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _unpacked(members: list[zipfile.ZipInfo], to: Path) -> bool:
+    """Every file of the archive is in `to` already, at its size: a fetch before this one unpacked it."""
+    files = [m for m in members if not m.is_dir()]
+    return bool(files) and all(_is_file_of_size(to / _unpacked_name(m), m.file_size) for m in files)
+
+
+def _is_file_of_size(path: Path, size: int) -> bool:
+    return path.is_file() and path.stat().st_size == size
+
+
+def _unpacked_name(member: zipfile.ZipInfo) -> str:
+    """Where `extract` puts a member (it drops empty, `.` and `..` parts)."""
+    return "/".join(p for p in member.filename.split("/") if p not in ("", ".", ".."))
 
 
 def _top_names(members: list[zipfile.ZipInfo]) -> set[str]:

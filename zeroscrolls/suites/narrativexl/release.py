@@ -1,5 +1,10 @@
 """The NarrativeXL release on disk: `Questions/{substituted,raw}/shortform/<gutenberg_id>.questions_shortform`.
 
+The question folder's name is not settled: the authors' runner reads `Questions`, their README names `Qeustions`,
+their loading example reads `TrainSet` and their question generator writes `TestQuestions`. Any folder of the
+release root holding `substituted/shortform/*.questions_shortform` is taken (`question_folders`), `Questions`
+first, then `Qeustions`, then the others by name.
+
 Each file is "CSV-like" text with the authors' multi-character separators (their `settings.py`): a header row, then
 one row per scene of the book in reading order. Cells holding several questions join them with a list separator.
 Files are decoded as the authors' loaders do (utf-8, utf-16, cp1252, latin-1, first that works); we also require
@@ -26,6 +31,10 @@ NUM_OPTIONS = 6
 """Every question has six numbered options; option 6 is always "None of the above."."""
 SUFFIX = ".questions_shortform"
 DEFAULT_VARIANT = "substituted"
+PREFERRED_FOLDERS = ("Questions", "Qeustions")
+"""The question folder's names taken first: the authors' runner's, then their README's spelling."""
+QUESTIONS_LAYOUT = f"<folder>/{DEFAULT_VARIANT}/shortform/ of *{SUFFIX} files"
+"""Where the read-along questions lie in the release, as messages say it."""
 DATA_HINT = (
     f"pass the unpacked NarrativeXL release (the folder holding Questions/{DEFAULT_VARIANT}/shortform/) or a folder of "
     f"*{SUFFIX} files; `zeroscrolls data fetch narrativexl --to DIR` downloads and unpacks the release"
@@ -73,11 +82,24 @@ def release_root(source: DataSource) -> Path:
     return source.path
 
 
+def question_folders(root: Path) -> list[Path]:
+    """Every `<folder>/substituted/shortform` of `root`, those holding question files first, each group in the order
+    of `PREFERRED_FOLDERS`, then by name."""
+    found = [p / DEFAULT_VARIANT / "shortform" for p in sorted(root.iterdir()) if p.is_dir()]
+
+    def preference(folder: Path) -> tuple[bool, int]:
+        name = folder.parent.parent.name
+        rank = PREFERRED_FOLDERS.index(name) if name in PREFERRED_FOLDERS else len(PREFERRED_FOLDERS)
+        return (not any(folder.glob(f"*{SUFFIX}")), rank)
+
+    return sorted((f for f in found if f.is_dir()), key=preference)
+
+
 def find_questions(root: Path) -> Path | None:
     """The folder of `*.questions_shortform` files under `root` (see `questions_folder`), or None."""
-    release = root / "Questions" / DEFAULT_VARIANT / "shortform"
-    if release.is_dir():
-        return release
+    folders = question_folders(root) if root.is_dir() else []
+    if folders:
+        return folders[0]
     if any(root.glob(f"*{SUFFIX}")):
         return root
     return None
@@ -90,9 +112,10 @@ def questions_folder(source: DataSource) -> Path:
     folder = find_questions(root)
     if folder is None:
         raise UsageError(
-            f"--data {root}: neither Questions/{DEFAULT_VARIANT}/shortform/ nor *{SUFFIX} files are there; pass "
-            "the unpacked NarrativeXL release, or its Questions/raw/shortform folder for the questions without "
-            "substituted names"
+            f"--data {root}: no read-along questions, neither {QUESTIONS_LAYOUT} nor such files are there; pass the "
+            "unpacked NarrativeXL release, or its Questions/raw/shortform folder for the questions without "
+            "substituted names, or run the reconstruction tasks alone with "
+            "--tasks scene_reconstruction,hierarchical_reconstruction"
         )
     return folder
 

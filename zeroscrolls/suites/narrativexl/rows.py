@@ -34,7 +34,6 @@ from zeroscrolls.suites.narrativexl.release import (
     NUM_OPTIONS,
     Book,
     Question,
-    find_questions,
     questions_folder,
     read_book,
     release_root,
@@ -153,14 +152,12 @@ def _build(task: str, template: Template, wanted: Wanted, build: BookExamples) -
 
 
 def available_tasks(source: DataSource, split: str) -> list[str]:
-    """`read_along` when the source holds the questions, and each reconstruction task whose summary tables it
-    holds; a source with none of them is a usage error saying what to pass."""
+    """`read_along` and each reconstruction task whose summary tables the source holds. `read_along` is always
+    there: a source without its questions (a release whose question folder is not found, or a folder of summary
+    tables) stops a run that did not name its tasks with one line saying so (`questions_folder`), rather than
+    running the reconstruction tasks alone as if that were the whole release."""
     root = release_root(source)
-    tasks = ["read_along"] if find_questions(root) is not None else []
-    tasks += [t for t in RECONSTRUCTION_TASKS if all(summary_folder(root, f) for f in TABLES_NEEDED[t])]
-    if not tasks:
-        questions_folder(source)
-    return tasks
+    return ["read_along"] + [t for t in RECONSTRUCTION_TASKS if all(summary_folder(root, f) for f in TABLES_NEEDED[t])]
 
 
 def question_example(task: str, book: Book, question: Question, template: Template, ends: tuple[int, ...]) -> Example:
