@@ -1,7 +1,9 @@
-"""Templates rebuild every real `input` byte for byte; the three prompt styles follow spec §3.1-§3.3."""
+"""Templates rebuild every real `input` byte for byte; the three prompt styles follow spec §3.1-§3.3, derived from
+the row or rebuilt from the same templates' pieces."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -39,8 +41,9 @@ def test_every_real_row_is_rebuilt_byte_for_byte(real_data_dir: Path) -> None:
 
 
 def spec_prompt(ex: Example, style: PromptStyle) -> str:
-    """The prompt by the rules of spec §3.1-§3.3, read off the dataset's `input`: the oracle `build_prompt`, which
-    builds from template pieces, must match with the packaged templates."""
+    """The prompt by the rules of spec §3.1-§3.3, read off the dataset's `input`: the oracle `build_prompt` must
+    match, deriving it from the row (packaged templates) or rebuilding it from the same templates' pieces (read
+    as `--prompts`)."""
     if style is PromptStyle.COMPLETION:
         return ex.input
     text = ex.input[: ex.query_end]
@@ -52,23 +55,30 @@ def spec_prompt(ex: Example, style: PromptStyle) -> str:
     return text
 
 
-def assert_built_as_the_spec_says(examples: list[Example]) -> None:
-    for ex in examples:
-        for style in PromptStyle:
-            parts = build_prompt(ex, TEMPLATES[ex.task], style, TASKS[ex.task])
-            assert parts.text == spec_prompt(ex, style), f"{ex.task}/{ex.id} {style.value}"
-            assert parts.text[parts.document_start : parts.document_end] == ex.document
-            end = len(ex.input) if style is PromptStyle.COMPLETION else ex.query_end
-            assert parts.text[parts.query_start :] == ex.input[ex.query_start : end]
+def assert_built_as_the_spec_says(examples: list[Example], tmp_path: Path) -> None:
+    for name in TASKS:
+        (tmp_path / f"{name}.yaml").write_text((PROMPTS / f"{name}.yaml").read_text("utf-8"), "utf-8")
+    as_prompts = load_templates(tmp_path)
+    assert all(t.custom_file for t in as_prompts.values()) and not any(t.custom_file for t in TEMPLATES.values())
+    for ex, style, templates in itertools.product(examples, PromptStyle, (TEMPLATES, as_prompts)):
+        parts = build_prompt(ex, templates[ex.task], style, TASKS[ex.task])
+        assert parts.text == spec_prompt(ex, style), f"{ex.task}/{ex.id} {style.value}"
+        assert parts.text[parts.document_start : parts.document_end] == ex.document
+        end = len(ex.input) if style is PromptStyle.COMPLETION else ex.query_end
+        assert parts.text[parts.query_start :] == ex.input[ex.query_start : end]
 
 
-def test_prompts_built_from_template_pieces_match_every_real_row(real_data_dir: Path) -> None:
+def test_prompts_match_every_real_row_from_the_row_and_from_template_pieces(
+    real_data_dir: Path, tmp_path: Path
+) -> None:
     examples = [ex for task in REAL_TASKS for ex in real_examples(real_data_dir, task)]
     assert len(examples) == 130
-    assert_built_as_the_spec_says(examples)
+    assert_built_as_the_spec_says(examples, tmp_path)
 
 
-def test_prompts_built_from_template_pieces_match_the_sample_and_synthetic_rows(synthetic_data: Path) -> None:
+def test_prompts_match_the_sample_and_synthetic_rows_from_the_row_and_from_template_pieces(
+    synthetic_data: Path, tmp_path: Path
+) -> None:
     for source in (DataSource.parse("sample"), DataSource.parse(str(synthetic_data))):
         examples = [
             ex
@@ -76,7 +86,7 @@ def test_prompts_built_from_template_pieces_match_the_sample_and_synthetic_rows(
             for ex in load_examples(task, "validation", source)
         ]
         assert {ex.task for ex in examples} >= set(REAL_TASKS)
-        assert_built_as_the_spec_says(examples)
+        assert_built_as_the_spec_says(examples, tmp_path)
 
 
 def test_real_spans_point_at_the_query_and_response_header(real_data_dir: Path) -> None:

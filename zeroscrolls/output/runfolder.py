@@ -339,6 +339,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
             "revision": {task: config.suite.revision_of(source, task) for task in plan.counts}
             if source.kind == "hub"
             else None,
+            "test_split": {check.task: check.to_json() for check in plan.test_split} or None,
         },
         "protocol_notes": plan.provider.protocol_notes(profile),
         "tasks": list(plan.counts),
@@ -346,6 +347,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
         "limit": config.limit,
         "selection": config.selection.to_json() if config.selection else None,
         "templates": {task: plan.templates[task].digest() for task in plan.counts},
+        "custom_prompts": {task: file for task in plan.counts if (file := plan.templates[task].custom_file)},
         "seed": config.seed,
         "concurrency": config.concurrency or plan.provider.default_concurrency,
         "max_cost_usd": config.max_cost,

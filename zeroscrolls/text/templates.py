@@ -16,7 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from zeroscrolls.core.errors import ExampleFailed, UsageError
 from zeroscrolls.core.example import Example
@@ -50,6 +50,13 @@ class Template(BaseModel):
     claude_format_request: str | None
     claude_answer_type: str
     claude_tag: str
+    _custom_file: str | None = PrivateAttr(default=None)
+
+    @property
+    def custom_file(self) -> str | None:
+        """The `--prompts` file this template was read from; None for a packaged one, whose text the rows hold
+        (prompts are then derived from each row's own text, `build_prompt`)."""
+        return self._custom_file
 
     def render_instruction(self, num_summaries: int | None = None) -> str:
         """The instruction with `${num_summaries}` filled (BookSumSort); any other `$` is kept as written."""
@@ -90,11 +97,12 @@ def read_templates(
     for task in tasks:
         override = directory / f"{task}.yaml" if directory else None
         if override is not None and override.is_file():
-            source, text = str(override), override.read_text(encoding="utf-8")
+            templates[task] = _parse_template(str(override), override.read_text(encoding="utf-8"))
+            templates[task]._custom_file = str(override)
         else:
             folder = next((f for f in packaged if (f / f"{task}.yaml").is_file()), packaged[0])
-            source, text = f"packaged prompts/{task}.yaml", (folder / f"{task}.yaml").read_text("utf-8")
-        templates[task] = _parse_template(source, text)
+            text = (folder / f"{task}.yaml").read_text("utf-8")
+            templates[task] = _parse_template(f"packaged prompts/{task}.yaml", text)
     if directory is not None:
         if not directory.is_dir():
             raise UsageError(f"--prompts {directory}: no such folder (it should hold <task>.yaml files)")
@@ -168,13 +176,46 @@ def summaries_in(prompt: str) -> int | None:
 
 
 def build_prompt(example: Example, template: Template, style: PromptStyle, task: Task) -> PromptParts:
-    """The untruncated prompt of `example` in `style` (spec §3.1-§3.3), built from the template's pieces around
-    the example's document and query, so `--prompts` changes what is sent. With the packaged templates the
-    completion prompt is the dataset's `input` byte for byte. `task` is the example's task in its suite."""
+    """The untruncated prompt of `example` in `style` (spec §3.1-§3.3), derived as the official runners derive it
+    from a completion prompt: that prompt whole, or cut at the end of the query with the format request after the
+    instruction. With a packaged template the completion prompt is the row's own `input` (the row is the
+    reference; the rows are checked against the template as they are read, `suites/rows.py`); with a `--prompts`
+    template it is rebuilt from that template's pieces around the example's document and query, the only way to
+    send text the row does not hold. `task` is the example's task in its suite."""
     separator = example.truncation_separator or template.truncation_separator
     if task.fixed_prompt:
         end = example.document_end  # everything after the document survives truncation whole
         return PromptParts(example.input, example.document_start, end, end, separator, cut_start=task.keeps_recent)
+    if template.custom_file is None:
+        text, instruction_end = example.input, example.input.find("\n\n")
+        spans = example.document_start, example.document_end, example.query_start, example.query_end
+        request, prefill, stop = _asking(template, style, task, _answer_type_in(example.input[example.query_end :]))
+    else:
+        text, instruction_end, spans = _rebuilt(example, template)
+        request, prefill, stop = _asking(template, style, task, None)
+    document_start, document_end, query_start, query_end = spans
+    shift = 0
+    if style is not PromptStyle.COMPLETION:
+        text = text[:query_end]
+        if request:  # spec §3.2: after the stripped instruction, one space and the request
+            opening = f"{text[:instruction_end].strip()} {request}"
+            shift = len(opening) - instruction_end
+            text = opening + text[instruction_end:]
+    return PromptParts(
+        text,
+        document_start + shift,
+        document_end + shift,
+        query_start + shift,
+        separator,
+        prefill=prefill,
+        stop=stop,
+        cut_start=task.keeps_recent,
+    )
+
+
+def _rebuilt(example: Example, template: Template) -> tuple[str, int, tuple[int, int, int, int]]:
+    """The completion prompt from the template's pieces around the example's document and query: its text, where
+    its instruction ends, and its document and query spans."""
     try:
         instruction = template.render_instruction(num_summaries(example))
     except ValueError:
@@ -182,31 +223,43 @@ def build_prompt(example: Example, template: Template, style: PromptStyle, task:
             f"{example.task}/{example.id}: the template's instruction needs the number of summaries, and the "
             "example's input does not open with 'You are given N summaries'"
         ) from None
-    if style is not PromptStyle.COMPLETION:
-        request = template.chat_format_request if style is PromptStyle.CHAT else template.claude_format_request
-        if request and not task.is_summarization:
-            instruction = f"{instruction.strip()} {request}"  # spec §3.2
     opening = template.opening(instruction)
-    closing = template.closing(example.query, response=style is PromptStyle.COMPLETION)
     document_end = len(opening) + len(example.document)
-    parts = PromptParts(
-        opening + example.document + closing,
-        len(opening),
-        document_end,
-        document_end + 2,
-        separator,
-        cut_start=task.keeps_recent,
-    )
-    if style is PromptStyle.CLAUDE_TAGS and not task.is_summarization:
-        tag = template.claude_tag
-        return PromptParts(
-            parts.text,
-            parts.document_start,
-            parts.document_end,
-            parts.query_start,
-            separator,
-            prefill=f"{template.claude_answer_type}: <{tag}>",
-            stop=f"</{tag}>",
-            cut_start=parts.cut_start,
-        )
-    return parts
+    query_end = document_end + len(template.closing(example.query, response=False))
+    text = opening + example.document + template.closing(example.query, response=True)
+    return text, len(instruction), (len(opening), document_end, document_end + 2, query_end)
+
+
+def _answer_type_in(response_header: str) -> str:
+    """The answer type the official runners read off the text after the query ('\\n\\nAnswer:\\n' -> 'Answer',
+    spec §3.3): stripped, every ':' removed."""
+    return response_header.strip().replace(":", "")
+
+
+def _claude_pieces(chat_request: str | None, answer_type: str) -> tuple[str | None, str, str]:
+    """The official Claude format request, answer type and tag for `answer_type` (spec §3.3): the chat request
+    without its final '.', then ', and please highlight your final <answer type> with <tag></tag> tags.'"""
+    tag = answer_type.lower().replace(" ", "_")
+    if chat_request is None:
+        return None, answer_type, tag
+    highlight = f"and please highlight your final {answer_type.lower()} with <{tag}></{tag}> tags."
+    return f"{chat_request.removesuffix('.')}, {highlight}", answer_type, tag
+
+
+def _asking(
+    template: Template, style: PromptStyle, task: Task, answer_type: str | None
+) -> tuple[str | None, str | None, str | None]:
+    """(format request, assistant prefill, stop tag) of `style` (spec §3.2-§3.3); summaries and completion prompts
+    ask for nothing. Claude's pieces are the template's, unless `answer_type` (a row's, read off its response
+    header) is given and the template's pieces are the official derivation from its own response header: then
+    they are derived from the row's, as the official runner derives them. (NarrativeXL's reconstruction templates
+    ask in words of their own, and keep them.)"""
+    if style is PromptStyle.COMPLETION or task.is_summarization:
+        return None, None, None
+    if style is PromptStyle.CHAT:
+        return template.chat_format_request, None, None
+    request, answer, tag = template.claude_format_request, template.claude_answer_type, template.claude_tag
+    official = _claude_pieces(template.chat_format_request, _answer_type_in(template.response_header))
+    if answer_type is not None and (request, answer, tag) == official:
+        request, answer, tag = _claude_pieces(template.chat_format_request, answer_type)
+    return request, f"{answer}: <{tag}>", f"</{tag}>"
