@@ -25,14 +25,16 @@ def test_test_split_run_exported_and_verified(real_data_dir: Path, tmp_path: Pat
     assert run.exit_code == 0, run.output
     csv = tmp_path / "scrolls.csv"
     export = runner.invoke(app, ["export", "--suite", "scrolls", str(tmp_path / "results" / "naive-test"),
-                                 "--output", str(csv)])  # fmt: skip
+                                 "--output", str(csv), "--allow-incomplete"])  # fmt: skip
     assert export.exit_code == 0, export.output
+    assert "narrative_qa: 10 predictions of the 10306 test ids the leaderboard expects" in export.stderr
     frame = read_submission_csv(csv)
     assert list(dict.fromkeys(frame.Task)) == ORDER
     test_ids = load_test_ids(DataSource.parse(str(data)), SCROLLS)
     assert frame[frame.Task == "narrative_qa"].ID.tolist() == test_ids["narrative_qa"]  # digit ids stay strings
     verify = runner.invoke(app, ["verify", "--suite", "scrolls", str(csv), "--data", str(data)])
-    assert verify.exit_code == 0 and "The verification was successful." in verify.output
+    assert not list(tmp_path.glob("*_errors.json"))  # the official checks pass
+    assert verify.exit_code == 1 and "The verification was successful." not in verify.output  # on a short split
     # The ZeroSCROLLS verifier refuses a SCROLLS file: its task set differs.
     refused = runner.invoke(app, ["verify", str(csv), "--data", str(data)])
     assert refused.exit_code == 1 and "Expected tasks" in refused.output

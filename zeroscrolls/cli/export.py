@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from zeroscrolls.cli.options import DataOption, SuiteOption
 from zeroscrolls.core.errors import UsageError
@@ -25,12 +26,21 @@ def export(
             "ZeroSCROLLS).",
         ),
     ] = None,
-    allow_missing: Annotated[
-        bool, typer.Option("--allow-missing", help="Export even when tasks or ids have no prediction.")
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete",
+            "--allow-missing",
+            help="Export even what the leaderboard would reject: tasks or ids without a prediction, fewer "
+            "predictions than the published test split has ids, a test split that was the validation split.",
+        ),
     ] = False,
     suite: SuiteOption = DEFAULT_SUITE,
 ) -> None:
     """Write the official leaderboard CSV (Task,ID,Prediction) from a run's predictions.
+
+    Refuses, saying why, a submission the leaderboard would reject (missing tasks or ids, another number of ids
+    than the published test split, a test split that was the validation split) unless --allow-incomplete.
 
     Example: zeroscrolls export results/gpt-4_8192_test
     """
@@ -47,9 +57,12 @@ def export(
     target = output or run / chosen.submission_file
     _check_target(target, chosen.submission_file)
     found = load_run_predictions(run, chosen)
-    gaps = found.gaps()
-    if gaps and not allow_missing:
-        raise UsageError(f"{run} is not a complete submission: {'; '.join(gaps)}; pass --allow-missing to export it")
+    gaps = found.gaps(chosen)
+    if gaps and not allow_incomplete:
+        raise UsageError(
+            f"{run} is not a submission the leaderboard would take: {'; '.join(gaps)}; pass --allow-incomplete to "
+            "export it anyway"
+        )
     for line in gaps:
         err.print(f"[yellow]warning:[/yellow] {line}")
     if found.split not in (None, "test"):
@@ -104,6 +117,7 @@ def verify(
         load_submission,
         load_test_ids,
         submission_tasks,
+        unpublished_test_splits,
         verify_submission,
         write_error_files,
     )
@@ -119,14 +133,26 @@ def verify(
     except InvalidSubmission as exc:
         err.print(f"[red]invalid submission:[/red] {exc}")
         raise typer.Exit(1) from None
-    test_ids = load_test_ids(DataSource.parse(data, hint=chosen.data_hint), chosen)
+    source = DataSource.parse(data, hint=chosen.data_hint)
+    test_ids = load_test_ids(source, chosen)
     for task, ex_id in duplicate_ids(frame):
         err.print(f"[yellow]warning:[/yellow] {task}/{ex_id} has more than one row; the leaderboard keeps the last")
     checks = verify_submission(frame, test_ids, tasks)
     failed = [c for c in checks if not c.ok]
-    if not failed:
+    unpublished = unpublished_test_splits(source, chosen)
+    for line in unpublished:
+        err.print(f"[red]not the published test split:[/red] {escape(line)}", soft_wrap=True)
+    if unpublished:
+        err.print(
+            f"{len(unpublished)} test split(s) of {source.describe(chosen.hub_repo)} are not the published ones; the "
+            "leaderboard checks against its own test ids, so this verification cannot stand for it.",
+            soft_wrap=True,
+        )
+    if not failed and not unpublished:
         typer.echo(SUCCESS_LINE)
         return
+    if not failed:
+        raise typer.Exit(1)
     folder = output_dir or csv.parent
     for check, path in zip(failed, write_error_files(failed, folder), strict=True):
         counts = ", ".join(f"{len(v)} {k.replace('_', ' ')}" for k, v in check.details.items() if v)

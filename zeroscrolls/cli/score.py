@@ -86,7 +86,8 @@ def score(
     )
     picked = run_selection(run)  # a sampled run is scored on its sample
     examples = {task: chosen.load_examples(task, split, source, selection=picked) for task in selected}
-    result = score_benchmark({task: predictions[task] for task in selected}, examples, strict=strict, suite=chosen)
+    scored = {task: predictions[task] for task in selected}
+    result = score_benchmark(scored, examples, strict=strict, suite=chosen, split=split)
     err = Console(stderr=True)
     for note in coverage_notes(result):
         err.print(f"[yellow]warning:[/yellow] {note}", highlight=False, soft_wrap=True)

@@ -152,7 +152,8 @@ class Results:
         """Scores of the tasks with references (the test split has none); None when no task has any."""
         if not self.scores:
             return None
-        return BenchmarkResult({t: self.scores[t] for t in self.suite.tasks if t in self.scores}, self.suite)
+        scored = {t: self.scores[t] for t in self.suite.tasks if t in self.scores}
+        return BenchmarkResult(scored, self.suite, self.plan.config.split)
 
     def _fill(self, task: str, slot: int, result: ExampleResult) -> None:
         self.slots[task][slot] = result

@@ -18,6 +18,7 @@ from zeroscrolls.output import runfolder
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.provider import batched
 from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.results.splits import check_test_splits
 from zeroscrolls.run.planning import fit_budget, fit_example, make_request, resolve_model
 from zeroscrolls.run.values import Plan, PlannedExample, RunConfig, check_folder_name
 from zeroscrolls.store.cache import GenerationCache
@@ -96,7 +97,8 @@ def plan_run(
         return n if config.limit is None else min(n, config.limit)
 
     counts = {task: count(task) for task in tasks}
-    plan = Plan(config, provider, profile, templates, counts, source, load, tuple(skipped))
+    checked = check_test_splits(suite, tasks, config.data, layouts) if config.split == "test" else ()
+    plan = Plan(config, provider, profile, templates, counts, source, load, tuple(skipped), checked)
     if to_send:  # before any request is keyed: a resume keys them as its folder's first run did
         recorded = runfolder.recorded_configuration(plan.folder.manifest)
         note = provider.keep_identity(recorded) if recorded is not None else None

@@ -113,7 +113,8 @@ def progress_console() -> Console:
 def plan_with_notes(
     config: RunConfig, cache: GenerationCache | None, console: Console, *, to_send: bool = True
 ) -> Plan:
-    """`plan_run`, then a note on `console` naming the tasks the data source lacks (they are left out)."""
+    """`plan_run`, then a note on `console` naming the tasks the data source lacks (they are left out), and a warning
+    for each test split that is not the published one, before anything is sent."""
     from zeroscrolls.engine import plan_run
 
     plan = plan_run(config, cache=cache, to_send=to_send)
@@ -122,6 +123,9 @@ def plan_with_notes(
             f"note: {config.data.describe()} has no {config.split} rows for {', '.join(plan.skipped_tasks)}; running "
             f"the {len(plan.counts)} other task(s)"
         )
+    where = config.data.describe(config.suite.hub_repo)
+    for line in (line for check in plan.test_split for line in check.problems(where)):
+        console.print(f"[yellow]warning:[/yellow] {escape(line)}", soft_wrap=True)
     return plan
 
 

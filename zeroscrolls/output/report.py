@@ -10,6 +10,7 @@ from typing import Any
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
 from zeroscrolls.results.scoring import PARTIAL_MARK, BenchmarkResult
+from zeroscrolls.results.splits import recorded_checks
 from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.suites.breakdowns import rows as breakdown_rows
 
@@ -52,6 +53,8 @@ def render_run_report(
         parts.append(f"**Stand-in model:** {STAND_IN_NOTE}.\n")
     if model.get("single_sample"):
         parts.append(f"**Single samples:** {SINGLE_SAMPLE_NOTE}.\n")
+    if test_split := _test_split_section(manifest):
+        parts.append(test_split)
     parts.append(_scores_section(scores))
     if scores is not None and any(r.analysis for r in scores.tasks.values()):
         parts.append(analysis_section(scores, analysis_plot))
@@ -85,6 +88,13 @@ def render_run_report(
     return "\n".join(parts)
 
 
+def _test_split_section(manifest: Mapping[str, Any]) -> str:
+    """What the run found in its test split beside the published one (`results/splits.py`), when anything."""
+    where = manifest["data"]["source"]
+    lines = [line for check in recorded_checks(manifest).values() for line in check.problems(where)]
+    return "## Test split\n\n" + "".join(f"- {line}\n" for line in lines) if lines else ""
+
+
 def _scores_section(scores: BenchmarkResult | None) -> str:
     if scores is None:
         return "## Scores\n\nNo references in this split (the test gold is hidden): nothing scored.\n"
@@ -92,7 +102,7 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
     for r in scores.tasks.values():
         rows.append([r.task, r.score_text, _sub_metrics(r.metrics), f"{r.num_scored} of {r.num_expected}"])
         rows += [[f"{r.task}: {n} baseline", f"{m['score']:.2f}", _sub_metrics(m), "-"] for n, m in r.baselines.items()]
-    title, name, count = scores.suite.title, scores.suite.scores_name, len(scores.suite.tasks)
+    name, count = scores.suite.scores_name, len(scores.suite.tasks)
     text = f"## {name} scores ({scores.label})\n\n" + markdown_table(["task", "score", "sub-metrics", "scored"], rows)
     if any(r.partial for r in scores.tasks.values()):
         text += f"\n{PARTIAL_MARK}: scored on fewer examples than the task has (failures are left out of it).\n"
@@ -102,8 +112,7 @@ def _scores_section(scores: BenchmarkResult | None) -> str:
         text += f"\n**{name} score: {scores.mean:.2f}** (mean of the {count} task scores)\n"
     elif scores.partial_mean is not None:
         text += (
-            f"\nPartial mean: {scores.partial_mean:.2f}, the {scores.mean_note}. This is not a {title} score, "
-            f"which needs all {count} tasks fully scored.\n"
+            f"\nPartial mean: {scores.partial_mean:.2f}, the {scores.mean_note}. This is not a {scores.not_a_score}.\n"
         )
     else:
         shortfalls = ", ".join(f"{r.task} ({r.shortfall})" for r in scores.left_out)

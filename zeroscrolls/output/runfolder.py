@@ -339,6 +339,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
             "revision": {task: config.suite.revision_of(source, task) for task in plan.counts}
             if source.kind == "hub"
             else None,
+            "test_split": {check.task: check.to_json() for check in plan.test_split} or None,
         },
         "protocol_notes": plan.provider.protocol_notes(profile),
         "tasks": list(plan.counts),

@@ -5,7 +5,8 @@ Ids without a prediction are left out of a task's score and reported ("scored 18
 marked wherever it is shown and kept out of every mean, since a task scored over its survivors can look better than
 it is. A task with no scored example has no score (None, shown as "—"), never 0. Rows without a gold reference are
 left out of their task and reported. The ZeroSCROLLS score exists only when all ten tasks are fully scored (spec §1,
-§4.7), otherwise results say "k of 10 tasks".
+§4.7), otherwise results say "k of 10 tasks". Outputs found in test rows are scored as "test outputs present in the
+data" (splits.py), never as a test score: only the leaderboard gives one, from its hidden references.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.metrics import score_examples
 from zeroscrolls.results.formats import FormatAnalysis, analyze_task
+from zeroscrolls.results.splits import TEST_OUTPUTS
 from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.breakdowns import Analysis
 
@@ -104,6 +106,14 @@ class BenchmarkResult:
     """Scored tasks in the official order."""
     suite: Suite = field(default_factory=default_suite, compare=False)
     """The benchmark the tasks belong to (default: the default suite)."""
+    split: str | None = None
+    """The split whose references were scored (None: not said). On "test" they are outputs the test rows happen to
+    carry, so there is no benchmark score."""
+
+    @property
+    def on_test(self) -> bool:
+        """Scored on outputs found in test rows (`TEST_OUTPUTS`), not on the leaderboard's references."""
+        return self.split == "test"
 
     @property
     def complete(self) -> bool:
@@ -112,8 +122,9 @@ class BenchmarkResult:
 
     @property
     def mean(self) -> float | None:
-        """The suite's score (ZeroSCROLLS: mean of the ten task scores), or None unless `complete`."""
-        return self.partial_mean if self.complete else None
+        """The suite's score (ZeroSCROLLS: mean of the ten task scores), or None unless `complete`; never on test
+        outputs."""
+        return self.partial_mean if self.complete and not self.on_test else None
 
     @property
     def fully_scored(self) -> list[TaskResult]:
@@ -139,14 +150,26 @@ class BenchmarkResult:
         unscored = sum(1 for r in self.tasks.values() if not r.num_scored)
         shortfalls = [f"{partly} partly"] * bool(partly) + [f"{unscored} unscored"] * bool(unscored)
         text = f"{len(self.tasks)} of {len(self.suite.tasks)} tasks"
-        return f"{text} ({', '.join(shortfalls)})" if shortfalls else text
+        text = f"{text} ({', '.join(shortfalls)})" if shortfalls else text
+        return f"{text} on {TEST_OUTPUTS}" if self.on_test else text
 
     @property
     def why_no_score(self) -> str | None:
         """Why there is no benchmark score ("2 of 10 tasks: no ZeroSCROLLS score, ..."); None when there is one."""
         if self.mean is not None:
             return None
-        return f"{self.label}: no {self.suite.title} score, which needs all {len(self.suite.tasks)} tasks fully scored"
+        return f"{self.label}: no {self.not_a_score}"
+
+    @property
+    def not_a_score(self) -> str:
+        """Which score a mean of these tasks is not, and why: "ZeroSCROLLS score, which needs all 10 tasks fully
+        scored"; on test outputs, that only the leaderboard gives a test score."""
+        if self.on_test:
+            return (
+                f"{self.suite.title} test score, which only the leaderboard gives from its hidden references; these "
+                "outputs are not the leaderboard's references"
+            )
+        return f"{self.suite.title} score, which needs all {len(self.suite.tasks)} tasks fully scored"
 
     @property
     def mean_note(self) -> str:
@@ -158,8 +181,8 @@ class BenchmarkResult:
     def to_json(self) -> dict[str, Any]:
         """scores.json, and what `score --json` prints: per task its metrics with coverage, format share and
         format analysis (refusals, lengths, lenient score; "score": null when nothing was scored) and the suite's
-        breakdowns; the benchmark score only when complete (else null and why), and the mean of the fully scored
-        tasks with what it leaves out."""
+        breakdowns; the benchmark score only when complete (else null and why), the mean of the fully scored tasks
+        with what it leaves out, and what was scored on: the split, or `TEST_OUTPUTS`."""
         return {
             "tasks": {
                 task: r.to_json()
@@ -176,6 +199,7 @@ class BenchmarkResult:
                 "why_no_score": self.why_no_score,
                 "partial_mean": self.partial_mean,
                 "partial_mean_of": self.mean_note,
+                "scored_on": TEST_OUTPUTS if self.on_test else self.split,
             },
         }
 
@@ -278,9 +302,10 @@ def score_benchmark(
     *,
     strict: bool = False,
     suite: Suite | None = None,
+    split: str | None = None,
 ) -> BenchmarkResult:
     """Score every task of `examples_by_task` with the suite's metric (default: the default suite's; a task without
-    predictions has every id missing)."""
+    predictions has every id missing); `split` is the split the examples are of."""
     suite = suite or default_suite()
     without_references = [t for t in predictions_by_task if t not in examples_by_task]
     if without_references:
@@ -290,7 +315,7 @@ def score_benchmark(
         for task in suite.tasks
         if task in examples_by_task
     }
-    return BenchmarkResult(results, suite)
+    return BenchmarkResult(results, suite, split)
 
 
 def coverage_notes(result: BenchmarkResult) -> list[str]:

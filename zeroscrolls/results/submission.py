@@ -3,6 +3,9 @@ the official verifier does.
 
 The CSV is `Task,ID,Prediction`, tasks in the suite's `submission_order`, ids in each predictions file's key order,
 written by pandas `to_csv(index=False)` and read back with the official parsing rules (strings only, no NA parsing).
+What the leaderboard would reject is said before a file is written (`RunPredictions.gaps`): tasks or ids without a
+prediction, fewer or more predictions than the published test split has ids, a run whose test split was the
+validation split (splits.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import pandas as pd
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.scoring import load_predictions
+from zeroscrolls.results.splits import SplitCheck, check_test_split, recorded_checks
 from zeroscrolls.suites.base import Suite, default_suite
 
 COLUMNS = ["Task", "ID", "Prediction"]
@@ -87,15 +91,27 @@ class RunPredictions:
     missing_ids: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per task, ids the run planned (its records) but has no prediction for (failed examples)."""
     split: str | None = None
+    test_split: dict[str, SplitCheck] = field(default_factory=dict)
+    """What the run found in its test split beside the published one (its manifest's `data.test_split`)."""
 
-    def gaps(self) -> list[str]:
-        """Human lines naming each missing task and each task's missing ids."""
+    def gaps(self, suite: Suite | None = None) -> list[str]:
+        """Human lines naming what the leaderboard would reject: each missing task, each task's missing ids, a task
+        whose test split was the validation split, and a task with another number of predictions than the suite's
+        published test split has ids (`Task.test_size`; default suite: the default one)."""
+        suite = suite or default_suite()
         lines = []
         if self.missing_tasks:
             lines.append(f"no predictions for {len(self.missing_tasks)} task(s): {', '.join(self.missing_tasks)}")
         for task, ids in self.missing_ids.items():
             shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
             lines.append(f"{task}: {len(ids)} id(s) without a prediction: {shown}")
+        for task, found in self.predictions.items():
+            published = suite.get_task(task).test_size
+            check = self.test_split.get(task)
+            if check is not None and check.same_as_validation:
+                lines.append(f"{task}: the run's test split holds the validation split's ids, not the leaderboard's")
+            elif published and len(found) != published:
+                lines.append(f"{task}: {len(found)} predictions of the {published} test ids the leaderboard expects")
         return lines
 
 
@@ -109,9 +125,10 @@ def load_run_predictions(run: Path, suite: Suite | None = None) -> RunPrediction
         if lacking:
             missing_ids[task] = lacking
     missing_tasks = tuple(t for t in submission_tasks(suite) if t not in predictions)
-    manifest = run / "manifest.json"
-    split = json.loads(manifest.read_text(encoding="utf-8"))["data"]["split"] if manifest.is_file() else None
-    return RunPredictions(predictions, missing_tasks, missing_ids, split)
+    path = run / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    split = manifest["data"]["split"] if manifest else None
+    return RunPredictions(predictions, missing_tasks, missing_ids, split, recorded_checks(manifest))
 
 
 def _planned_ids(records: Path) -> list[str]:
@@ -191,6 +208,15 @@ def load_test_ids(source: DataSource, suite: Suite | None = None) -> dict[str, l
     """Each task's test ids, one per example: the verifier always checks against the test split (spec §6)."""
     suite = suite or default_suite()
     return {task: [ex.id for ex in suite.load_examples(task, "test", source)] for task in submission_tasks(suite)}
+
+
+def unpublished_test_splits(source: DataSource, suite: Suite | None = None) -> list[str]:
+    """A line for each task whose test split in `source` is not the published one (another size, or the validation
+    split): a CSV verified against it says nothing of what the leaderboard, checking its own ids, will do."""
+    suite = suite or default_suite()
+    where = source.describe(suite.hub_repo)
+    checks = (check_test_split(suite, task, source) for task in submission_tasks(suite))
+    return [check.problems(where)[0] for check in checks if check is not None and check.differs]
 
 
 def submission_tasks(suite: Suite | Sequence[str] | None) -> Sequence[str]:

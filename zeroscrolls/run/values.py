@@ -24,6 +24,7 @@ from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.settings import BatchSettings
 from zeroscrolls.providers.models import WHOLE_DOCUMENT, ModelProfile
 from zeroscrolls.results.scoring import BenchmarkResult
+from zeroscrolls.results.splits import SplitCheck
 from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.text.templates import Template
 from zeroscrolls.text.truncation import TruncationRecord
@@ -185,6 +186,8 @@ class Plan:
     """A task's examples as the run reads them, unplanned (the ids of what a stopped run never planned)."""
     skipped_tasks: tuple[str, ...] = ()
     """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
+    test_split: tuple[SplitCheck, ...] = ()
+    """On the test split, each task's split beside the published one (`results/splits.py`), said before sending."""
 
     def stream(self) -> Iterator[PlannedExample]:
         """Every planned example, in order, each planned as it is taken."""
