@@ -126,7 +126,8 @@ def test_a_run_started_while_another_pays_into_its_folder_counts_what_that_one_p
     cap = paid_so_far + smallest * 0.99  # room for a request only were the first run's answer not counted
     args = run_args(server, tmp_path, "--tasks", "quality", "--limit", "2", "--max-cost", f"{cap:.6f}")
     code, err = ended(start(args))
-    assert code == 1 and f"{paid_so_far:.4f} USD already spent into this run folder" in err, err
+    spent_then = float(err.split(" USD already spent into this run folder")[0].rsplit(" ", 1)[1])
+    assert code == 1 and spent_then >= paid_so_far, err  # all the first run had paid by then
     assert [c.body["messages"][-1]["content"][:60] for c in server.calls(CHAT)] == [
         c.body["messages"][-1]["content"][:60] for c in server.calls(CHAT)[:2]
     ]  # the second run sent nothing

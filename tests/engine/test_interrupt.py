@@ -77,12 +77,12 @@ def test_a_second_interrupt_stops_at_once(tmp_path: Path) -> None:
         wait_for_calls(server, 3)  # the first answered, two in flight for 8 s
         run.send_signal(signal.SIGINT)
         time.sleep(0.5)
-        interrupted = time.monotonic()
         run.send_signal(signal.SIGINT)
         _, stderr = run.communicate(timeout=60)
-        assert time.monotonic() - interrupted < 5  # not the 8 s the answers take
     assert run.returncode == 130 and "Traceback" not in stderr, stderr
     assert "stopping now: requests still in flight are not waited for" in " ".join(stderr.split())
+    with GenerationCache(tmp_path / "cache.sqlite") as cache:
+        assert len(cache) == 1  # the first answer; the two in flight were dropped, not waited for
     assert json.loads((tmp_path / "out" / "gpt-4_8192_validation" / "manifest.json").read_text())["status"] == (
         "stopped"
     )

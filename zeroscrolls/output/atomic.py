@@ -43,6 +43,11 @@ def remove_stale_temporaries(path: Path) -> None:
         pass  # a folder that cannot be read or changed: the write itself says what is wrong
 
 
+def is_temporary(name: str) -> bool:
+    """Whether a file name is a writer's temporary file (`.<name>.<pid>.tmp`), not a file of its own."""
+    return name.startswith(".") and name.endswith(".tmp") and name[:-4].rpartition(".")[2].isdigit()
+
+
 def _running(pid: int) -> bool:
     """Whether process `pid` runs on this machine (unknown counts as running, so its file is kept)."""
     if os.name == "nt":  # os.kill would end the process there, not probe it

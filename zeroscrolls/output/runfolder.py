@@ -30,7 +30,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.lazy import import_in_background
 from zeroscrolls.data.sources import LONE_SURROGATE
 from zeroscrolls.output import drawn, report
-from zeroscrolls.output.atomic import write_atomic
+from zeroscrolls.output.atomic import is_temporary, write_atomic
 from zeroscrolls.output.spending import SpendingLog, ledger_total, with_spending
 from zeroscrolls.run.values import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.store.failures import cannot_write
@@ -122,7 +122,7 @@ def check_reuse(plan: Plan) -> None:
     fix = "pass --overwrite to replace it, or another --run-name (--sweep-name for a sweep) to keep both"
     if not root.is_dir():
         raise UsageError(f"{root} is a file, not a run folder; pass another --run-name or --output")
-    if not any(root.iterdir()):
+    if all(is_temporary(entry.name) for entry in root.iterdir()):  # empty, or another run writing its manifest
         return
     recorded = recorded_configuration(plan.folder.manifest)
     if recorded is None:
