@@ -57,6 +57,17 @@ def api_server() -> Iterator[ApiServer]:
 
 
 @pytest.fixture
+def sdk_server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
+    """The local API server, where the OpenAI and Anthropic SDKs are pointed through their environment variables,
+    with keys of their own."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-zs-tests-openai-5a6b")
+    monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-zs-tests-7c8d")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
+    return api_server
+
+
+@pytest.fixture
 def calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The file the providers of tests/providers_for_tests.py append each call to (ZS_TEST_CALLS)."""
     path = tmp_path / "calls.log"

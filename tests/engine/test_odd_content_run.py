@@ -24,12 +24,8 @@ ODD = {
 
 
 @pytest.fixture
-def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-odd-run-openai-9e8f")
-    monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-odd-run-1b2c")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
-    return api_server
+def server(sdk_server: ApiServer) -> ApiServer:
+    return sdk_server
 
 
 def run(model: str, out: Path) -> Result:

@@ -33,12 +33,8 @@ ODD = {
 
 
 @pytest.fixture
-def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-odd-content-openai-5a6b")
-    monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-odd-content-7c8d")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
-    return api_server
+def server(sdk_server: ApiServer) -> ApiServer:
+    return sdk_server
 
 
 @pytest.mark.parametrize(("model", "content", "reason"), ODD.values(), ids=ODD.keys())

@@ -15,12 +15,8 @@ MODELS = {"chat": "gpt-4", "completions": "gpt-3.5-turbo-instruct", "messages": 
 
 
 @pytest.fixture
-def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-unencodable-openai-1a2b")
-    monkeypatch.setenv("OPENAI_BASE_URL", api_server.openai_base_url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unencodable-3c4d")
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
-    return api_server
+def server(sdk_server: ApiServer) -> ApiServer:
+    return sdk_server
 
 
 @pytest.mark.parametrize("api", MODELS)
