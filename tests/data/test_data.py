@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -146,12 +147,18 @@ def _prompt_cmd(example_id: str) -> list[str]:
 def test_hub_download_through_hf_endpoint_then_offline_cache(tmp_path: Path) -> None:
     rows = synthetic_rows("musique", 2)
     env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
-    with serve_dataset("tau/zero_scrolls", {"musique.zip": _zip_of("musique", rows)}) as (endpoint, requests):
+    archive = _zip_of("musique", rows)
+    blob = hashlib.sha256(archive).hexdigest()
+    with serve_dataset("tau/zero_scrolls", {"musique.zip": archive}) as (endpoint, requests):
         env["HF_ENDPOINT"] = endpoint
         out = subprocess.run(_prompt_cmd(rows[1]["id"]), env=env, capture_output=True, text=True, cwd=ROOT)
         assert out.returncode == 0, out.stderr
         assert out.stdout == rows[1]["input"]
-        assert any(r.startswith("GET /datasets/tau/zero_scrolls/resolve/main/musique.zip") for r in requests)
+        # One HEAD to resolve main, then the blob from the CDN the Hub redirects to.
+        assert [r for r in requests if "musique.zip" in r or blob in r] == [
+            "HEAD /datasets/tau/zero_scrolls/resolve/main/musique.zip",
+            f"GET /repos/{blob[:2]}/{blob[2:4]}/{blob}?response-content-disposition=attachment",
+        ]
     snapshot = tmp_path / "hf" / "hub" / "datasets--tau--zero_scrolls" / "snapshots" / COMMIT
     assert (snapshot / ".musique.unpacked" / "musique" / "validation.jsonl").is_file()
     # The server is gone: offline mode serves the cached, unpacked copy.
