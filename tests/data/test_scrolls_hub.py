@@ -11,7 +11,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tests.hub_server import COMMIT, serve_dataset
+import pytest
+
+from tests.hub_server import COMMIT, Faults, serve_dataset
 from tests.scrolls_rows import contract_nli_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,9 +27,9 @@ def _rows(split: str, count: int) -> list[dict]:
     ]
 
 
-def _zip(task: str, members: dict[str, list[dict]]) -> bytes:
+def _zip(task: str, members: dict[str, list[dict]], compression: int = zipfile.ZIP_STORED) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+    with zipfile.ZipFile(buffer, "w", compression=compression) as archive:
         for split, rows in members.items():
             archive.writestr(f"{task}/{split}.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
     return buffer.getvalue()
@@ -156,3 +158,36 @@ def test_errors_about_hub_data_name_tau_scrolls(tmp_path: Path) -> None:
     assert prompt.returncode == 2
     assert "no example 'nope' in qasper/validation of hub:tau/scrolls@main" in " ".join(prompt.stderr.split())
     assert "zero_scrolls" not in run.stderr + prompt.stderr and "Traceback" not in run.stderr + prompt.stderr
+
+
+def _member_middle(blob: bytes, member: str) -> int:
+    """The offset of the middle of `member`'s compressed bytes in the zip `blob`."""
+    info = zipfile.ZipFile(io.BytesIO(blob)).getinfo(member)
+    name_length, extra_length = (
+        int.from_bytes(blob[info.header_offset + 26 : info.header_offset + 28], "little"),
+        int.from_bytes(blob[info.header_offset + 28 : info.header_offset + 30], "little"),
+    )
+    return info.header_offset + 30 + name_length + extra_length + info.compress_size // 2
+
+
+@pytest.mark.parametrize("times", [1, 2])
+def test_a_member_damaged_on_the_way_is_read_once_more_then_one_line(tmp_path: Path, times: int) -> None:
+    validation = _rows("validation", 3)
+    blob = _zip("narrative_qa", {"train": _rows("train", 5), "validation": validation}, zipfile.ZIP_DEFLATED)
+    faults = Faults(corrupt=times, at=_member_middle(blob, "narrative_qa/validation.jsonl"))
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    with serve_dataset("tau/scrolls", {"narrative_qa.zip": blob}, faults=faults) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        out = _load(env, "narrative_qa", "validation", block_size=64 * 1024)
+    assert "Traceback" not in out.stderr
+    assert "note: narrative_qa/validation.jsonl of narrative_qa.zip arrived damaged" in out.stderr
+    cached = list((tmp_path / "hf").glob("assets/zeroscrolls/tau--scrolls/*/narrative_qa/*"))
+    if times == 1:
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == [[r["id"], [r["output"]]] for r in validation]
+        assert [p.name for p in cached] == ["validation.jsonl"]
+    else:
+        assert out.returncode == 1 and out.stderr.count("error:") == 1
+        assert "could not read narrative_qa/validation.jsonl out of narrative_qa.zip on the Hub" in out.stderr
+        assert "twice" in out.stderr and "nothing of it was kept" in out.stderr
+        assert cached == []

@@ -90,6 +90,45 @@ def test_a_download_that_keeps_breaking_keeps_its_part_and_the_next_command_resu
     assert_unpacked(to, resumed.stdout)
 
 
+class DamagedFirst(dict):
+    """Files whose first `damaged` answers carry the archive with a byte changed in its middle (inside a member's
+    encrypted data), as a network that corrupts what it carries would."""
+
+    def __init__(self, path: str, archive: bytes, damaged: int) -> None:
+        super().__init__({path: archive})
+        self.damaged = damaged
+
+    def get(self, key: str, default: bytes | None = None) -> bytes | None:
+        body = super().get(key, default)
+        if body is None or self.damaged == 0:
+            return body
+        self.damaged -= 1
+        changed = bytearray(body)
+        changed[len(body) // 2] ^= 0xFF
+        return bytes(changed)
+
+
+@pytest.mark.parametrize("damaged", [1, 2])
+def test_an_archive_damaged_on_the_way_is_downloaded_once_more_and_never_kept(
+    tmp_path: Path, archive: bytes, damaged: int
+) -> None:
+    to = tmp_path / "data"
+    with serve_files(FileServer(DamagedFirst("/r.zip", archive, damaged))) as server:
+        result = fetch(to, "--url", f"{server.url}/r.zip")
+    assert "Traceback" not in result.output
+    assert f"note: {to / ARCHIVE_NAME} is damaged" in result.stderr and "downloaded once more" in result.stderr
+    assert server.ranges_asked == [None, None]
+    if damaged == 1:
+        assert result.exit_code == 0, result.output
+        assert_unpacked(to, result.stdout)
+    else:
+        assert result.exit_code == 2
+        message = " ".join(result.stderr[result.stderr.index("error:") :].split())
+        assert f"{to / ARCHIVE_NAME} arrived damaged twice" in message and "--archive" in message
+        assert not (to / ARCHIVE_NAME).exists() and not (to / f"{ARCHIVE_NAME}.part").exists()
+        assert not (to / "NarrativeXL").exists() and not (to / ".unpacking").exists()
+
+
 def test_a_server_without_range_starts_over_cleanly(tmp_path: Path, archive: bytes) -> None:
     to = tmp_path / "data"
     to.mkdir()

@@ -70,6 +70,12 @@ class FetchOptions:
     keep_archive: bool = False
 
 
+class Damaged(Exception):
+    """A downloaded file that is not what was sent: cut off, changed on the way, or unreadable as what it should be
+    (its message says which). Whoever downloaded it removes it and fetches it once more; raised and caught inside the
+    layers that download (data/, a suite's fetch)."""
+
+
 class _BrokenOff(Exception):
     """The body ended before the size the server announced: a transient failure, retried from the `.part`."""
 

@@ -10,16 +10,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shutil
-import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from zeroscrolls.core.connection import connect_failure, hub_unreachable
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.data.hub import FileAbsent, HubDataset, unpacked_zip
 
 HUB_REPO = "tau/zero_scrolls"
 SPLITS = ("validation", "test")
@@ -107,51 +105,27 @@ def run_data_source(run: Path, manifest: Mapping[str, Any]) -> DataSource:
     return DataSource.parse(described)
 
 
+ZEROSCROLLS_HUB = HubDataset(
+    HUB_REPO,
+    suite="zeroscrolls",
+    elsewhere="--data sample (bundled rows) or --data DIR (a folder of the unpacked zips, <task>/<split>.jsonl)",
+)
+
+
 def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool = False) -> Path:
     """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
-    and tokens apply) and unpack it once next to the cached file; returns the folder holding `<task>/`.
-    `local_only` resolves from the cache alone (no request).
-
-    A file not in the cache is fetched only after one connection to the Hub opens: huggingface_hub retries an
-    unreachable host for about half a minute, logging every attempt, before it gives up."""
-    from huggingface_hub import constants, hf_hub_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
-
-    if not local_only and (why := hub_unreachable(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision)):
-        raise UsageError(_hub_failure(task, why))
+    and tokens apply), check it and unpack it once next to the cached file (data/hub.py); returns the folder holding
+    `<task>/`. `local_only` resolves from the cache alone (no request)."""
     try:
-        zip_path = Path(
-            hf_hub_download(
-                HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision, local_files_only=local_only
-            )
+        target, _commit = ZEROSCROLLS_HUB.download(
+            task, f"{task}.zip", revision, lambda zip_path: unpacked_zip(zip_path, task), local_only=local_only
         )
-    except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
-        if constants.HF_HUB_OFFLINE:
-            why = "HF_HUB_OFFLINE is set and the file is not in the local cache"
-        else:
-            why = f"{constants.ENDPOINT}: {connect_failure(exc) or 'cannot be reached'}"
-        raise UsageError(_hub_failure(task, why)) from None
-    except (HfHubHTTPError, OSError) as exc:
-        first_line = str(exc).splitlines()[0] if str(exc) else "no details"
-        raise UsageError(_hub_failure(task, f"{type(exc).__name__}: {first_line}")) from None
-    target = zip_path.parent / f".{task}.unpacked"
-    if not (target / task).is_dir():
-        tmp = target.with_name(target.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        with zipfile.ZipFile(zip_path) as zf:
-            zf.extractall(tmp)
-        if not (tmp / task).is_dir():
-            raise UsageError(f"{zip_path}: the zip has no folder {task}/ inside; is it a ZeroSCROLLS zip?")
-        shutil.rmtree(target, ignore_errors=True)
-        tmp.replace(target)
+    except FileAbsent:
+        raise UsageError(
+            f"{ZEROSCROLLS_HUB.where(f'{task}.zip', revision)} is not on the Hugging Face Hub; use "
+            f"{ZEROSCROLLS_HUB.elsewhere}"
+        ) from None
     return target
-
-
-def _hub_failure(task: str, why: str) -> str:
-    return (
-        f"cannot download {task}.zip of {HUB_REPO} from the Hugging Face Hub ({why}); offline, use --data sample "
-        "(bundled rows) or --data DIR (a folder of the unpacked zips, <task>/<split>.jsonl)"
-    )
 
 
 def hub_revision(source: DataSource, task: str) -> str | None:

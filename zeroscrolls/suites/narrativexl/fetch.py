@@ -23,7 +23,7 @@ import zlib
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.download import FetchOptions, Quiet, Watcher, download
+from zeroscrolls.data.download import Damaged, FetchOptions, Quiet, Watcher, download
 from zeroscrolls.suites.narrativexl.release import QUESTIONS_LAYOUT, book_files, find_questions, question_folders
 
 RELEASE_PAGE = "https://osf.io/4nz6x"
@@ -61,12 +61,11 @@ def fetch_release(to: Path, options: FetchOptions, watcher: Watcher) -> Path:
     downloaded = archive is None
     if archive is None:
         archive = to / ARCHIVE_NAME
-        if not archive.exists():
-            watcher.note(f"downloading the NarrativeXL release from {url} to {archive}")
-            download(url, archive, watcher, not_found_hint=ELSEWHERE)
+        _download_and_unpack(url, archive, to, password, watcher)
     elif not archive.is_file():
         raise UsageError(f"--archive {archive}: no such file; pass the zip downloaded from {RELEASE_PAGE}")
-    unpack(archive, to, password, watcher, downloaded)
+    else:
+        unpack(archive, to, password, watcher, downloaded=False)
     release = find_release(to)
     if release is None:
         raise UsageError(
@@ -77,6 +76,26 @@ def fetch_release(to: Path, options: FetchOptions, watcher: Watcher) -> Path:
     if downloaded and not keep_archive:
         archive.unlink()
     return release
+
+
+def _download_and_unpack(url: str, archive: Path, to: Path, password: str, watcher: Watcher) -> None:
+    """Download the archive (unless an earlier fetch left it whole) and unpack it; one that does not unpack whole,
+    damaged on the way, is deleted and downloaded once more, and deleted again if that copy is damaged too."""
+    for attempt in (1, 2):
+        if not archive.exists():
+            watcher.note(f"downloading the NarrativeXL release from {url} to {archive}")
+            download(url, archive, watcher, not_found_hint=ELSEWHERE)
+        try:
+            unpack(archive, to, password, watcher)
+            return
+        except Damaged as exc:
+            archive.unlink(missing_ok=True)
+            if attempt == 2:
+                raise UsageError(
+                    f"{archive} arrived damaged twice ({exc}) and is deleted; check --password (the published one is "
+                    f"{PASSWORD}), else {ELSEWHERE}"
+                ) from None
+            watcher.note(f"note: {archive} is damaged ({exc}); it is deleted and downloaded once more")
 
 
 def find_release(folder: Path) -> Path | None:
@@ -114,7 +133,7 @@ def unpack(archive: Path, to: Path, password: str, watcher: Watcher | None = Non
     staging = to / STAGING
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        with _open_zip(archive, f"delete it and {ELSEWHERE}" if downloaded else again) as zipped:
+        with _open_zip(archive, f"delete it and {ELSEWHERE}" if downloaded else again, downloaded) as zipped:
             members = zipped.infolist()
             if _unpacked(members, to):
                 watcher.note(f"{to} holds this archive unpacked already; it is not unpacked again")
@@ -142,6 +161,8 @@ def unpack(archive: Path, to: Path, password: str, watcher: Watcher | None = Non
             "only if the authors changed it"
         ) from None
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+        if downloaded:
+            raise Damaged(f"{type(exc).__name__}: {exc}") from None
         raise UsageError(
             f"{archive} is damaged or the password is wrong ({exc}); check --password (the published one is "
             f"{PASSWORD}), else {again}"
@@ -179,14 +200,16 @@ def _top_names(members: list[zipfile.ZipInfo]) -> set[str]:
     return names
 
 
-def _open_zip(archive: Path, again: str) -> zipfile.ZipFile:
+def _open_zip(archive: Path, again: str, downloaded: bool) -> zipfile.ZipFile:
     """The archive through the standard library, or through pyzipper when it holds AES-encrypted members; `again`
-    says how to get a good copy."""
+    says how to get a good copy, and a `downloaded` one cut short is `Damaged`."""
     try:
         zipped = zipfile.ZipFile(archive)
-    except zipfile.BadZipFile:
+    except zipfile.BadZipFile as exc:
         with archive.open("rb") as file:
             head = file.read(40)
+        if head.startswith(b"PK") and downloaded:  # a zip cut short: its directory, at the end, is missing
+            raise Damaged(f"it ends before the zip's directory ({exc})") from None
         raise UsageError(
             f"{archive} is not a zip archive (it begins {head!r}): it is not the release; {again}"
         ) from None

@@ -8,15 +8,18 @@ extracted member is kept in huggingface_hub's assets cache, per commit, and reus
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.sources import DataSource
 
+log = logging.getLogger("zeroscrolls.suites")
 HUB_REPO = "tau/scrolls"
 BLOCK_SIZE = 16 * 2**20
 """Bytes per range request: large enough that a big member takes few round trips."""
@@ -114,16 +117,34 @@ def fetch_split(task: str, split: str, revision: str | None = None, *, block_siz
 
 
 def _extract_member(task: str, split: str, commit: str, size: int, target: Path, block_size: int) -> None:
-    """Copy one zip member from the Hub to `target` (atomically), reading only the bytes zipfile asks for."""
+    """Copy one zip member from the Hub to `target` (atomically), reading only the bytes zipfile asks for; zipfile
+    checks the member's CRC as it reads, so a member damaged on the way never reaches `target`. A read that fails
+    (damaged bytes, a dropped connection) is tried once more; a second failure is one line."""
+    member = f"{task}/{split}.jsonl"
+    for attempt in (1, 2):
+        try:
+            _copy_member(task, member, commit, size, target, block_size)
+            return
+        except (zipfile.BadZipFile, zlib.error, EOFError, *_network_errors()) as exc:
+            if attempt == 2:
+                raise UsageError(
+                    f"could not read {member} out of {task}.zip on the Hub by HTTP range requests, twice "
+                    f"({_first_line(exc)}); nothing of it was kept; a proxy that drops the Range header breaks this; "
+                    f"{_fallback_hint(task)}"
+                ) from None
+            log.warning("note: %s of %s.zip arrived damaged (%s); reading it once more", member, task, _first_line(exc))
+
+
+def _copy_member(task: str, member: str, commit: str, size: int, target: Path, block_size: int) -> None:
+    """One try of `_extract_member`; nothing is left at `target` unless the whole member came out whole."""
     from huggingface_hub import HfFileSystem
 
-    member = f"{task}/{split}.jsonl"
-    fs = HfFileSystem()
+    fs = HfFileSystem(skip_instance_cache=True)  # a second try reads the bytes again, not fsspec's cached blocks
     remote = f"datasets/{HUB_REPO}@{commit}/{task}.zip"
     tmp: Path | None = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{split}.", suffix=".tmp")
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.stem}.", suffix=".tmp")
         tmp = Path(tmp_name)
         with os.fdopen(fd, "wb") as out, fs.open(remote, "rb", size=size, block_size=block_size) as remote_zip:
             with zipfile.ZipFile(remote_zip) as archive:
@@ -135,12 +156,9 @@ def _extract_member(task: str, split: str, commit: str, size: int, target: Path,
                 with archive.open(member) as source:
                     shutil.copyfileobj(source, out, length=2**20)
         tmp.replace(target)
-    except (zipfile.BadZipFile, *_network_errors()) as exc:
-        raise UsageError(
-            f"could not read {member} out of {task}.zip on the Hub by HTTP range requests ({_first_line(exc)}); a "
-            f"proxy that drops the Range header breaks this; {_fallback_hint(task)}"
-        ) from None
     except OSError as exc:
+        if isinstance(exc, _network_errors()):
+            raise
         raise UsageError(
             f"cannot write {target} ({exc.strerror or exc}); free some space there or point HF_HOME (or "
             "HF_ASSETS_CACHE) at a disk with room"
