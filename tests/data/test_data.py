@@ -172,6 +172,9 @@ def test_no_network_says_how_to_pass_data(tmp_path: Path) -> None:
     env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "1"}
     out = subprocess.run(_prompt_cmd("x"), env=env, capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 2
+    message = " ".join(out.stderr.split())
+    assert "musique.zip of tau/zero_scrolls is not in the Hugging Face cache and HF_HUB_OFFLINE is set" in message
+    assert "run `zeroscrolls data fetch zeroscrolls --tasks musique` without HF_HUB_OFFLINE" in message
     assert "--data DIR" in out.stderr
     assert "Traceback" not in out.stderr
     assert out.stdout == ""

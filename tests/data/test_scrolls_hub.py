@@ -43,7 +43,7 @@ def _load(env: dict[str, str], task: str, split: str, block_size: int) -> subpro
         "from zeroscrolls.suites.scrolls.rows import read_examples\n"
         "from zeroscrolls.core.errors import UsageError\n"
         "try:\n"
-        f"    path = fetch_split({task!r}, {split!r}, block_size={block_size})\n"
+        f"    path = fetch_split({task!r}, {split!r}, block_size={block_size}).path\n"
         "except UsageError as exc:\n"
         "    sys.exit(f'error: {exc}')\n"
         f"print(json.dumps([[e.id, e.outputs] for e in read_examples({task!r}, path)]))\n"
@@ -74,8 +74,12 @@ def test_one_member_is_read_by_range_requests_then_cached_for_offline_use(tmp_pa
     assert again.stdout == out.stdout
     missing = _load(env, "narrative_qa", "train", block_size=64 * 1024)
     assert missing.returncode == 1
-    assert "narrative_qa/train.jsonl of tau/scrolls is not cached and HF_HUB_OFFLINE is set" in missing.stderr
-    assert "narrative_qa.zip (8.05 GB)" in missing.stderr and "--data DIR" in missing.stderr
+    message = " ".join(missing.stderr.split())
+    assert (
+        "narrative_qa/train.jsonl of tau/scrolls is not in the Hugging Face cache and HF_HUB_OFFLINE is set" in message
+    )
+    assert "run `zeroscrolls data fetch scrolls --tasks narrative_qa --split train` without HF_HUB_OFFLINE" in message
+    assert "--data DIR" in message and "8.05 GB" not in message
 
 
 def test_a_zip_without_the_split_and_an_unreachable_hub_are_clear_errors(tmp_path: Path) -> None:
@@ -89,11 +93,15 @@ def test_a_zip_without_the_split_and_an_unreachable_hub_are_clear_errors(tmp_pat
         assert "contract_nli.zip of tau/scrolls@0123456789ab has no contract_nli/validation.jsonl" in out.stderr
         assert "contract_nli/train.jsonl" in out.stderr
         gone = _load(env, "quality", "validation", block_size=64 * 1024)
-    assert "could not reach quality.zip of the Hugging Face Hub dataset tau/scrolls" in gone.stderr
-    # The server has shut down: the connection is refused.
+    assert "quality.zip of tau/scrolls" in gone.stderr and "404" in gone.stderr
+    # The server has shut down: the connection is refused, and nothing is cached.
     refused = _load(env, "quality", "validation", block_size=64 * 1024)
-    assert "could not reach quality.zip" in refused.stderr and "ConnectError" in refused.stderr
-    assert "quality.zip (31 MB)" in refused.stderr and "--data DIR" in refused.stderr
+    message = " ".join(refused.stderr.split())
+    assert "quality/validation.jsonl of tau/scrolls is not in the Hugging Face cache and the Hub cannot be reached" in (
+        message
+    )
+    assert f"({endpoint}: connection refused)" in message and "HF_HUB_OFFLINE=1" in message
+    assert "zeroscrolls data fetch scrolls --tasks quality --split validation" in message and "--data DIR" in message
     assert "Traceback" not in out.stderr + gone.stderr + refused.stderr
 
 
@@ -191,3 +199,52 @@ def test_a_member_damaged_on_the_way_is_read_once_more_then_one_line(tmp_path: P
         assert "could not read narrative_qa/validation.jsonl out of narrative_qa.zip on the Hub" in out.stderr
         assert "twice" in out.stderr and "nothing of it was kept" in out.stderr
         assert cached == []
+
+
+def test_with_the_hub_unreachable_a_warm_cache_runs_and_scores_without_hf_hub_offline(tmp_path: Path) -> None:
+    rows = contract_nli_rows()
+    blob = _zip("contract_nli", {"train": rows, "validation": rows})
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    run = [*"run --suite scrolls --model naive --data hub --tasks contract_nli --run-name hub".split(),
+           "--output", str(tmp_path / "runs")]  # fmt: skip
+    with serve_dataset("tau/scrolls", {"contract_nli.zip": blob}) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        first = _cli(env, *run)
+        assert first.returncode == 0, first.stderr
+    # The server is gone (connection refused) and HF_HUB_OFFLINE is not set: the cache answers, as huggingface_hub's
+    # own downloads fall back to it.
+    scored = _cli(env, "score", str(tmp_path / "runs" / "hub"), "--suite", "scrolls", "--json")
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["tasks"]["contract_nli"]["score"] == 100.0
+    again = _cli(env, *run)
+    assert again.returncode == 0, again.stderr
+    assert "Traceback" not in scored.stderr + again.stderr
+    # Nothing cached for qasper: one line saying how to fetch it, and that HF_HUB_OFFLINE then keeps runs offline.
+    missing = _cli(env, *"run --suite scrolls --model naive --data hub --tasks qasper".split(), "--output",
+                   str(tmp_path / "runs"))  # fmt: skip
+    assert missing.returncode == 2 and missing.stderr.count("error:") == 1
+    message = " ".join(missing.stderr.split())
+    assert f"the Hub cannot be reached ({endpoint}: connection refused)" in message
+    assert "run `zeroscrolls data fetch scrolls --tasks qasper --split validation` where it can" in message
+    assert "HF_HUB_OFFLINE=1" in message and "316 MB" not in message
+
+
+def test_data_fetch_puts_the_splits_in_the_cache_for_runs_offline(tmp_path: Path) -> None:
+    rows = contract_nli_rows()
+    blob = _zip("contract_nli", {"train": rows, "validation": rows})
+    env = os.environ | {"HF_HOME": str(tmp_path / "hf"), "HF_HUB_OFFLINE": "0"}
+    with serve_dataset("tau/scrolls", {"contract_nli.zip": blob}) as (endpoint, _requests):
+        env["HF_ENDPOINT"] = endpoint
+        fetched = _cli(env, *"data fetch scrolls --tasks contract_nli".split())
+        copied = _cli(env, *"data fetch scrolls --tasks contract_nli --split train --to".split(), str(tmp_path / "d"))
+    assert fetched.returncode == 0, fetched.stderr
+    assert f"contract_nli/validation.jsonl: tau/scrolls at commit {COMMIT}" in fetched.stderr
+    assert "SCROLLS files are in the Hugging Face cache; pass --data hub" in fetched.stdout
+    assert copied.returncode == 0, copied.stderr
+    assert (tmp_path / "d" / "contract_nli" / "train.jsonl").read_text("utf-8") == "".join(
+        json.dumps(r) + "\n" for r in rows
+    )
+    env["HF_HUB_OFFLINE"] = "1"
+    offline = _cli(env, *"run --suite scrolls --model naive --data hub --tasks contract_nli --no-cache".split(),
+                   "--output", str(tmp_path / "runs"))  # fmt: skip
+    assert offline.returncode == 0, offline.stderr

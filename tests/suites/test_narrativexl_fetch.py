@@ -334,5 +334,6 @@ def test_a_full_disk_is_one_line(tmp_path: Path, archive: bytes) -> None:
 
 
 def test_an_unknown_data_set(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["data", "fetch", "scrolls", "--to", str(tmp_path)])
-    assert result.exit_code == 2 and "no data set 'scrolls' to fetch; known: narrativexl" in result.stderr
+    result = CliRunner().invoke(app, ["data", "fetch", "longbench", "--to", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no data set 'longbench' to fetch; known: zeroscrolls, scrolls, narrativexl" in result.stderr

@@ -61,13 +61,29 @@ class Quiet:
 
 @dataclass(frozen=True)
 class FetchOptions:
-    """What `zeroscrolls data fetch` was asked: where to download from (None: the data set's own link), an archive
-    downloaded by hand instead, its password (None: the published one), and whether to keep the archive."""
+    """What `zeroscrolls data fetch` was asked. For a release archive: where to download from (None: the data set's
+    own link), an archive downloaded by hand instead, its password (None: the published one), and whether to keep
+    the archive. For a data set on the Hugging Face Hub: its revision (None: main), the tasks (None: all) and the
+    split (None: validation)."""
 
     url: str | None = None
     archive: Path | None = None
     password: str | None = None
     keep_archive: bool = False
+    revision: str | None = None
+    tasks: tuple[str, ...] | None = None
+    split: str | None = None
+
+    def refuse(self, names: tuple[str, ...], why: str) -> None:
+        """A `UsageError` for the first of the options `names` that was given, which `why` the data set has no use
+        for."""
+        given = [name for name in names if getattr(self, name) not in (None, False)]
+        if given:
+            raise UsageError(f"--{given[0].replace('_', '-')}: {why}")
+
+
+RELEASE_OPTIONS = ("url", "archive", "password", "keep_archive")
+HUB_OPTIONS = ("revision", "tasks", "split")
 
 
 class Damaged(Exception):

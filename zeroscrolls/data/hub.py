@@ -56,29 +56,28 @@ class HubDataset:
     def where(self, filename: str, revision: str | None) -> str:
         return f"{filename} of {self.repo}" + (f"@{revision}" if revision else "")
 
-    def fetch_command(self, task: str, revision: str | None) -> str:
-        """The command that puts a task's files at `revision` into the cache."""
-        return f"zeroscrolls data fetch {self.suite} --tasks {task}" + (f" --revision {revision}" if revision else "")
+    def fetch_command(self, task: str, revision: str | None, split: str | None = None) -> str:
+        """The command that puts a task's files at `revision` (of `split`, where a suite fetches splits one by one)
+        into the cache."""
+        options = (f" --split {split}" if split else "") + (f" --revision {revision}" if revision else "")
+        return f"zeroscrolls data fetch {self.suite} --tasks {task}{options}"
 
-    def download(
-        self, task: str, filename: str, revision: str | None, use: Callable[[Path], T], *, local_only: bool = False
-    ) -> tuple[T, str]:
+    def download(self, task: str, filename: str, revision: str | None, use: Callable[[Path], T]) -> tuple[T, str]:
         """(`use` of the cached copy of `filename` at `revision`, the commit it was read at). `use` reads the file
         (checking it with `verify` first when it has not read it before) and raises `Damaged` where it is not what
         it should be; a file cut off or damaged is removed from the cache and fetched once more, and a second failure
-        is a `UsageError`. `local_only` reads the cache alone. Raises `FileAbsent` when the revision has no such
-        file."""
+        is a `UsageError`. Raises `FileAbsent` when the revision has no such file."""
         from zeroscrolls.data.download import Damaged  # httpx2: only once the Hub is used
 
         for attempt in (1, 2):
             pointer: Path | None = None
             try:
-                pointer = self._cached(task, filename, revision, local_only)
+                pointer = self._cached(task, filename, revision)
                 return use(pointer), pointer.parents[filename.count("/")].name
             except Damaged as exc:
                 if pointer is not None:
                     discard(pointer)
-                if attempt == 2 or local_only:
+                if attempt == 2:
                     raise UsageError(
                         f"{self.where(filename, revision)} arrived damaged twice ({exc}); nothing of it is kept "
                         "in the Hugging Face cache; rerun later (the network or the Hub may have failed for a moment), "
@@ -87,7 +86,7 @@ class HubDataset:
                 log.warning("note: %s arrived damaged (%s); fetching it once more", self.where(filename, revision), exc)
         raise AssertionError("unreachable")
 
-    def _cached(self, task: str, filename: str, revision: str | None, local_only: bool) -> Path:
+    def _cached(self, task: str, filename: str, revision: str | None) -> Path:
         """The cached copy of the file (downloaded when the cache lacks it), as huggingface_hub's snapshot path."""
         from huggingface_hub import constants, hf_hub_download
         from huggingface_hub.errors import (
@@ -101,15 +100,11 @@ class HubDataset:
 
         from zeroscrolls.data.download import Damaged
 
-        if not local_only and (why := hub_unreachable(self.repo, filename, repo_type="dataset", revision=revision)):
+        if why := hub_unreachable(self.repo, filename, repo_type="dataset", revision=revision):
             raise UsageError(self.not_cached(task, filename, revision, why))
         try:
             with _quiet_hub():
-                return Path(
-                    hf_hub_download(
-                        self.repo, filename, repo_type="dataset", revision=revision, local_files_only=local_only
-                    )
-                )
+                return Path(hf_hub_download(self.repo, filename, repo_type="dataset", revision=revision))
         except RemoteEntryNotFoundError:
             raise FileAbsent(self.where(filename, revision)) from None
         except RevisionNotFoundError:
@@ -139,10 +134,12 @@ class HubDataset:
                 raise Damaged(f"the connection broke off: {_first_line(exc)}") from None
             raise
 
-    def not_cached(self, task: str, filename: str, revision: str | None, why: str | None) -> str:
+    def not_cached(
+        self, task: str, filename: str, revision: str | None, why: str | None, split: str | None = None
+    ) -> str:
         """The line for a task's file that is not in the cache and cannot be fetched now (`why`; None:
         HF_HUB_OFFLINE is set)."""
-        command = self.fetch_command(task, revision)
+        command = self.fetch_command(task, revision, split)
         if why is None:
             reason = "HF_HUB_OFFLINE is set"
             fix = f"run `{command}` without HF_HUB_OFFLINE, where the Hub can be reached"

@@ -10,14 +10,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.hub import FileAbsent, HubDataset, unpacked_zip
+from zeroscrolls.data.hub import FileAbsent, HubCopy, HubDataset, unpacked_zip
+
+if TYPE_CHECKING:
+    from zeroscrolls.data.download import FetchOptions, Watcher
 
 HUB_REPO = "tau/zero_scrolls"
 SPLITS = ("validation", "test")
@@ -41,6 +45,8 @@ class DataSource:
     _fetched: dict[tuple[str, ...], Path] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     """Hub files this source has resolved: a run reads a task twice (counting, then planning) from one download,
     with one request to the Hub."""
+    _commits: dict[str, str] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """Task -> the Hub commit its files were read at: the first file of a task fixes it for the others."""
 
     @classmethod
     def parse(cls, spec: str, revision: str | None = None, hint: str = DATA_HINT) -> DataSource:
@@ -70,18 +76,26 @@ class DataSource:
         if self.kind == "sample":
             root = Path(str(resources.files("zeroscrolls") / "data" / "sample"))
         elif self.kind == "hub":
-            root = self.fetched((task,), lambda: fetch_hub_task(task, self.revision))
+            root = self.fetched((task,), lambda revision: fetch_hub_task(task, revision))
         else:
             assert self.path is not None
             root = self.path
         path = root / task / f"{split}.jsonl"
         return path if path.is_file() else None
 
-    def fetched(self, name: tuple[str, ...], fetch: Callable[[], Path]) -> Path:
-        """The local copy of the Hub file `name`, fetched by `fetch` the first time this source is asked for it."""
+    def fetched(self, name: tuple[str, ...], fetch: Callable[[str | None], HubCopy]) -> Path:
+        """The local copy of the Hub file `name` (its task first), fetched by `fetch(revision)` the first time this
+        source is asked for it: at the commit the task's first file was read at, so every file of a task comes from
+        one commit even when the revision moves meanwhile, else at the source's revision."""
         if name not in self._fetched:
-            self._fetched[name] = fetch()
+            copy = fetch(self._commits.get(name[0], self.revision))
+            self._commits.setdefault(name[0], copy.commit)
+            self._fetched[name] = copy.path
         return self._fetched[name]
+
+    def commit_of(self, task: str) -> str | None:
+        """The Hub commit the task's files were read at (None: none was read from the Hub)."""
+        return self._commits.get(task)
 
     def available_tasks(self, split: str, tasks: Iterable[str]) -> list[str]:
         """Which of `tasks` (a suite's task names) this source holds for `split`; the hub is assumed to hold them
@@ -112,28 +126,59 @@ ZEROSCROLLS_HUB = HubDataset(
 )
 
 
-def fetch_hub_task(task: str, revision: str | None = None, *, local_only: bool = False) -> Path:
+def fetch_hub_task(task: str, revision: str | None = None) -> HubCopy:
     """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
     and tokens apply), check it and unpack it once next to the cached file (data/hub.py); returns the folder holding
-    `<task>/`. `local_only` resolves from the cache alone (no request)."""
+    `<task>/` and the commit it was read at."""
     try:
-        target, _commit = ZEROSCROLLS_HUB.download(
-            task, f"{task}.zip", revision, lambda zip_path: unpacked_zip(zip_path, task), local_only=local_only
+        target, commit = ZEROSCROLLS_HUB.download(
+            task, f"{task}.zip", revision, lambda zip_path: unpacked_zip(zip_path, task)
         )
     except FileAbsent:
         raise UsageError(
             f"{ZEROSCROLLS_HUB.where(f'{task}.zip', revision)} is not on the Hugging Face Hub; use "
             f"{ZEROSCROLLS_HUB.elsewhere}"
         ) from None
-    return target
+    return HubCopy(target, commit)
+
+
+def fetch_hub_data(
+    task_file: Callable[[DataSource, str, str], Path | None],
+    hub_repo: str,
+    tasks: Iterable[str],
+    to: Path | None,
+    options: FetchOptions,
+    watcher: Watcher,
+) -> Path | None:
+    """`zeroscrolls data fetch` for a suite read from the Hub: each task's split (`task_file` of a hub source) into
+    the Hugging Face cache, where runs then read it offline, and copied into `to/<task>/<split>.jsonl` when `to` is
+    given; `options.tasks`, else all `tasks`. Returns the folder to pass as `--data`, or None (pass `--data hub`)."""
+    from zeroscrolls.data.download import RELEASE_OPTIONS
+
+    options.refuse(RELEASE_OPTIONS, f"{hub_repo} is read from the Hugging Face Hub, which needs no archive")
+    source, split = DataSource.parse("hub", revision=options.revision), options.split or "validation"
+    for task in options.tasks or tasks:
+        path = task_file(source, task, split)
+        if path is None:
+            watcher.note(f"{task}: {source.describe(hub_repo)} has no {split} split")
+            continue
+        watcher.note(f"{task}/{split}.jsonl: {hub_repo} at commit {source.commit_of(task)}")
+        if to is not None:
+            copy = to / task / f"{split}.jsonl"
+            try:
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, copy)
+            except OSError as exc:
+                raise UsageError(
+                    f"--to {to}: cannot write {copy} ({exc.strerror or exc}); pass a folder you can write"
+                ) from None
+    return to
 
 
 def hub_revision(source: DataSource, task: str) -> str | None:
-    """The commit the Hub files were resolved to (the snapshot folder's name), for the run manifest; read from the
-    cache the run's data came from, so it costs no second request."""
-    if source.kind != "hub":
-        return None
-    return fetch_hub_task(task, source.revision, local_only=True).parent.name
+    """The Hub commit the task's rows were read at, for the run manifest (None off the Hub): what reading them
+    recorded, so it costs no request."""
+    return source.commit_of(task)
 
 
 def derive_spans(text: str, context_header: str, query_header: str | None, response_header: str):

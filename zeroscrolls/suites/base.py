@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
     from zeroscrolls.data.download import FetchOptions, Watcher
 
-    DataFetcher = Callable[[Path, FetchOptions, Watcher], Path]
-    """(folder, what `data fetch` was asked, progress) -> the folder to pass as `--data`."""
+    DataFetcher = Callable[[Path | None, FetchOptions, Watcher], Path | None]
+    """(`--to` folder or None, what `data fetch` was asked, progress) -> the folder to pass as `--data`, or None
+    when the data went into the Hugging Face cache (`--data hub` reads it)."""
 
 ENTRY_POINT_GROUP = "zeroscrolls.suites"
 BUILTIN_SUITES: dict[str, str] = {
@@ -151,8 +152,9 @@ class Suite:
     paper: PaperTable | None = None
     """The published rows `compare --paper` shows beside runs, for context (None: the suite has none)."""
     fetch_data: DataFetcher | None = None
-    """Gets data that does not download by itself onto this machine (`zeroscrolls data fetch NAME --to DIR`;
-    NarrativeXL: its release from OSF, unpacked). None: nothing to fetch (`--data hub` downloads by itself)."""
+    """Gets the data onto this machine (`zeroscrolls data fetch NAME`): NarrativeXL's release from OSF, unpacked
+    into `--to DIR`; ZeroSCROLLS' and SCROLLS' files at a `--revision` into the Hugging Face cache, for runs offline
+    (`--data hub` also downloads by itself). None: nothing to fetch."""
     prompt_mode: str = DEFAULT_PROMPT_MODE
     """The prompt protocol this value runs (`--prompt-mode`): "default", or the name it has in `prompt_modes`."""
     prompt_modes: Mapping[str, Callable[[Suite], Suite]] = field(default_factory=dict)

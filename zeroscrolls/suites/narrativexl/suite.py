@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.narrativexl.analysis import group_examples
 from zeroscrolls.suites.narrativexl.metric import OPTION_NUMBER, copy_input_scores, score_example
@@ -25,10 +26,14 @@ if TYPE_CHECKING:
     from zeroscrolls.data.download import FetchOptions, Watcher
 
 
-def fetch_data(to: Path, options: FetchOptions, watcher: Watcher) -> Path:
+def fetch_data(to: Path | None, options: FetchOptions, watcher: Watcher) -> Path:
     """The release downloaded (resumably) and unpacked into `to` (`fetch.fetch_release`)."""
+    from zeroscrolls.data.download import HUB_OPTIONS
     from zeroscrolls.suites.narrativexl.fetch import fetch_release  # httpx2 and the zip code: only when fetching
 
+    options.refuse(HUB_OPTIONS, "the NarrativeXL release is one archive on OSF, fetched whole")
+    if to is None:
+        raise UsageError("data fetch narrativexl needs --to DIR: the folder to unpack the release into")
     return fetch_release(to, options, watcher)
 
 

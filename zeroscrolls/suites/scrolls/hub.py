@@ -16,8 +16,9 @@ import zipfile
 import zlib
 from pathlib import Path
 
+from zeroscrolls.core.connection import connect_failure
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.sources import DataSource
+from zeroscrolls.data.hub import COMMIT_HASH, HubCopy, HubDataset
 
 log = logging.getLogger("zeroscrolls.suites")
 HUB_REPO = "tau/scrolls"
@@ -41,6 +42,11 @@ def _assets(subfolder: str) -> Path:
     return cached_assets_path("zeroscrolls", HUB_REPO.replace("/", "--"), subfolder)
 
 
+SCROLLS_HUB = HubDataset(
+    HUB_REPO, suite="scrolls", elsewhere="--data DIR (a folder of the SCROLLS zips unzipped, <task>/<split>.jsonl)"
+)
+
+
 def _fallback_hint(task: str) -> str:
     return (
         f"download {task}.zip ({ZIP_SIZES[task]}) from https://huggingface.co/datasets/{HUB_REPO} elsewhere, unzip "
@@ -60,21 +66,28 @@ def _first_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no details'}"
 
 
-def _resolve(task: str, revision: str | None) -> tuple[str, int] | None:
-    """(commit, zip size) of `<task>.zip` at `revision`, by one HEAD request; None when offline."""
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import OfflineModeIsEnabled
+def _resolve(task: str, revision: str | None) -> tuple[str, int] | str | None:
+    """(commit, zip size) of `<task>.zip` at `revision`, by one HEAD request; where the Hub cannot answer, why
+    (None: HF_HUB_OFFLINE is set), and the cache is read instead, as huggingface_hub reads it."""
+    import httpx2
+    from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        OfflineModeIsEnabled,
+        RemoteEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
 
     url = hf_hub_url(HUB_REPO, f"{task}.zip", repo_type="dataset", revision=revision)
     try:
         metadata = get_hf_file_metadata(url)
     except OfflineModeIsEnabled:
         return None
-    except _network_errors() as exc:
-        raise UsageError(
-            f"could not reach {task}.zip of the Hugging Face Hub dataset {HUB_REPO} ({_first_line(exc)}); without "
-            f"network access, {_fallback_hint(task)}"
-        ) from None
+    except (RevisionNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError) as exc:
+        raise UsageError(f"could not read {task}.zip of {HUB_REPO} on the Hub ({_first_line(exc)})") from None
+    except (httpx2.TransportError, HfHubHTTPError) as exc:
+        return f"{constants.ENDPOINT}: {connect_failure(exc) or _first_line(exc)}"
     if metadata.commit_hash is None or metadata.size is None:
         raise UsageError(f"the Hub did not say which commit and size {task}.zip has; {_fallback_hint(task)}")
     return metadata.commit_hash, metadata.size
@@ -85,35 +98,29 @@ def _ref(revision: str | None) -> Path:
     return _assets("refs") / (revision or "main").replace("/", "--")
 
 
-def cached_revision(source: DataSource, task: str) -> str | None:
-    """The commit the source's rows were read at, from the cache (no request), for the run manifest."""
-    if source.kind != "hub":
-        return None
-    ref = _ref(source.revision)
-    return ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
-
-
-def fetch_split(task: str, split: str, revision: str | None = None, *, block_size: int = BLOCK_SIZE) -> Path:
+def fetch_split(task: str, split: str, revision: str | None = None, *, block_size: int = BLOCK_SIZE) -> HubCopy:
     """The local copy of `<task>/<split>.jsonl` from `tau/scrolls` at `revision` (default main): read from the
-    remote zip by range requests the first time, from the assets cache afterwards and offline
-    (HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE and tokens apply as for any huggingface_hub download)."""
+    remote zip by range requests the first time, from the assets cache afterwards (HF_ENDPOINT, HF_HOME,
+    HF_HUB_OFFLINE and tokens apply as for any huggingface_hub download). A commit already cached is read without a
+    request, and where the Hub cannot be reached (or HF_HUB_OFFLINE is set) the commit the revision last resolved to
+    is read from the cache."""
+    member = f"{task}/{split}.jsonl"
+    if revision is not None and COMMIT_HASH.fullmatch(revision) and (_assets(revision) / member).is_file():
+        return HubCopy(_assets(revision) / member, revision)
     ref = _ref(revision)
     resolved = _resolve(task, revision)
-    if resolved is None:
-        commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
-        cached = _assets(commit) / task / f"{split}.jsonl" if commit else None
-        if cached is None or not cached.is_file():
-            raise UsageError(
-                f"{task}/{split}.jsonl of {HUB_REPO} is not cached and HF_HUB_OFFLINE is set; run once with network "
-                f"access, or {_fallback_hint(task)}"
-            )
-        return cached
+    if not isinstance(resolved, tuple):
+        commit = revision if revision and COMMIT_HASH.fullmatch(revision) else None
+        commit = commit or (ref.read_text(encoding="utf-8").strip() if ref.is_file() else None)
+        if commit is None or not (_assets(commit) / member).is_file():
+            raise UsageError(SCROLLS_HUB.not_cached(task, member, revision, resolved, split))
+        return HubCopy(_assets(commit) / member, commit)
     commit, size = resolved
-    target = _assets(commit) / task / f"{split}.jsonl"
+    target = _assets(commit) / member
     if not target.is_file():
         _extract_member(task, split, commit, size, target, block_size)
     ref.write_text(commit, encoding="utf-8")
-    return target
+    return HubCopy(target, commit)
 
 
 def _extract_member(task: str, split: str, commit: str, size: int, target: Path, block_size: int) -> None:

@@ -120,7 +120,7 @@ def task_file(source: DataSource, task: str, split: str) -> Path:
     if source.kind == "hub":
         from zeroscrolls.suites.scrolls.hub import fetch_split
 
-        return source.fetched((task, split), lambda: fetch_split(task, split, source.revision))
+        return source.fetched((task, split), lambda revision: fetch_split(task, split, revision))
     if source.kind != "dir" or source.path is None:
         raise UsageError("SCROLLS has no bundled sample; pass --data hub or --data DIR (<task>/<split>.jsonl)")
     path = source.path / task / f"{split}.jsonl"

@@ -4,21 +4,26 @@ ZeroSCROLLS' prompts byte for byte; the official SCROLLS metric; answers mapped 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zeroscrolls.core.example import Example
-from zeroscrolls.data.sources import DataSource
+from zeroscrolls.data.sources import DataSource, fetch_hub_data
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.forms import AnswerFormat
 from zeroscrolls.suites.scrolls import metric
 from zeroscrolls.suites.scrolls.answers import choices, official_prediction
-from zeroscrolls.suites.scrolls.hub import HUB_REPO, cached_revision
+from zeroscrolls.suites.scrolls.hub import HUB_REPO
 from zeroscrolls.suites.scrolls.naive import NAIVE_ANSWERS, load_baseline
 from zeroscrolls.suites.scrolls.paper import PAPER
-from zeroscrolls.suites.scrolls.rows import count_examples, iter_examples, to_example
+from zeroscrolls.suites.scrolls.rows import count_examples, iter_examples, task_file, to_example
 from zeroscrolls.suites.scrolls.tasks import PROMPTS, TASKS
 from zeroscrolls.suites.zeroscrolls.suite import ANSWER_FORMATS as ZEROSCROLLS_FORMATS
 from zeroscrolls.suites.zeroscrolls.tasks import PROMPTS as ZEROSCROLLS_PROMPTS
 from zeroscrolls.text.templates import Template
+
+if TYPE_CHECKING:
+    from zeroscrolls.data.download import FetchOptions, Watcher
 
 
 def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> Iterator[Example]:
@@ -29,6 +34,11 @@ def read_rows(task: str, split: str, source: DataSource, templates: Mapping[str,
 def count_rows(task: str, split: str, source: DataSource, templates: Mapping[str, Template]) -> int:
     """How many examples `read_rows` gives, each row checked, in one pass (the layout cannot fail)."""
     return count_examples(task, split, source)
+
+
+def fetch_data(to: Path | None, options: FetchOptions, watcher: Watcher) -> Path | None:
+    """`zeroscrolls data fetch scrolls`: each task's split read out of its zip into the cache (`fetch_hub_data`)."""
+    return fetch_hub_data(task_file, HUB_REPO, TASKS, to, options, watcher)
 
 
 SUITE = Suite(
@@ -48,9 +58,9 @@ SUITE = Suite(
     data_hint="pass a folder holding <task>/<split>.jsonl (the SCROLLS zips unpacked), or 'hub' to download from "
     "the Hugging Face Hub",
     hub_repo=HUB_REPO,
-    revision_of=cached_revision,
     official_answer=official_prediction,
     naive_baseline=load_baseline,
     naive_answers=NAIVE_ANSWERS,
     paper=PAPER,
+    fetch_data=fetch_data,
 )
