@@ -83,6 +83,15 @@ SuiteOption = Annotated[
     ),
 ]
 SplitOption = Annotated[str, typer.Option("--split", help="validation or test.", rich_help_panel=DATA)]
+RevisionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--revision",
+        help="With --data hub: the dataset's branch, tag or commit to read (default: main; the manifest records the "
+        "commit each task was read at).",
+        rich_help_panel=DATA,
+    ),
+]
 SampleOption = Annotated[
     int | None,
     typer.Option(

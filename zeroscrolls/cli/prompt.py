@@ -17,6 +17,7 @@ from zeroscrolls.cli.options import (
     PromptModeOption,
     PromptsOption,
     ProviderOption,
+    RevisionOption,
     SampleOption,
     SplitOption,
     SuiteOption,
@@ -35,6 +36,7 @@ def prompt(
     provider: ProviderOption = None,
     data: DataOption = "hub",
     split: SplitOption = "validation",
+    revision: RevisionOption = None,
     prompts: PromptsOption = None,
     suite: SuiteOption = DEFAULT_SUITE,
     prompt_mode: PromptModeOption = DEFAULT_PROMPT_MODE,
@@ -56,7 +58,7 @@ def prompt(
     chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
     info = chosen.get_task(task)
     templates = chosen.load_templates(prompts)
-    source = DataSource.parse(data, hint=chosen.data_hint)
+    source = DataSource.parse(data, revision=revision, hint=chosen.data_hint)
     layouts = None if prompts else templates  # rows follow the packaged templates' layout whatever --prompts says
     picked = selection(books, sample, seed)
     examples = {ex.id: ex for ex in chosen.load_examples(task, split, source, layouts, picked)}

@@ -44,6 +44,7 @@ from zeroscrolls.cli.options import (
     ProviderOption,
     ReasoningBudgetOption,
     RequestTimeoutOption,
+    RevisionOption,
     RpmOption,
     SampleOption,
     SplitOption,
@@ -75,6 +76,7 @@ def run(
     dry_run: DryRunOption = False,
     suite: SuiteOption = DEFAULT_SUITE,
     split: SplitOption = "validation",
+    revision: RevisionOption = None,
     sample: SampleOption = None,
     books: BooksOption = None,
     seed: Annotated[

@@ -47,6 +47,7 @@ from zeroscrolls.cli.options import (
     ProviderOption,
     ReasoningBudgetOption,
     RequestTimeoutOption,
+    RevisionOption,
     RpmOption,
     SampleOption,
     SplitOption,
@@ -89,6 +90,7 @@ def sweep(
     dry_run: DryRunOption = False,
     suite: SuiteOption = DEFAULT_SUITE,
     split: SplitOption = "validation",
+    revision: RevisionOption = None,
     sample: SampleOption = None,
     books: BooksOption = None,
     seed: Annotated[

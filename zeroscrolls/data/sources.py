@@ -50,8 +50,13 @@ class DataSource:
 
     @classmethod
     def parse(cls, spec: str, revision: str | None = None, hint: str = DATA_HINT) -> DataSource:
-        """The source `--data spec` names; a folder that is not there is a usage error ending in `hint` (the
-        suite's `Suite.data_hint`)."""
+        """The source `--data spec` names, at `revision` (`--revision`: the Hub's only); a folder that is not there
+        is a usage error ending in `hint` (the suite's `Suite.data_hint`)."""
+        if revision is not None and spec != "hub":
+            raise UsageError(
+                f"--revision {revision}: only --data hub has revisions (a branch, tag or commit of the dataset on the "
+                f"Hugging Face Hub); --data {spec} is read as it is"
+            )
         if spec == "sample":
             return cls("sample")
         if spec == "hub":
@@ -97,6 +102,11 @@ class DataSource:
         """The Hub commit the task's files were read at (None: none was read from the Hub)."""
         return self._commits.get(task)
 
+    def pinned(self, commits: Mapping[str, str | None]) -> DataSource:
+        """This source, reading each task of `commits` at its commit (those a run's manifest records)."""
+        self._commits.update({task: commit for task, commit in commits.items() if commit})
+        return self
+
     def available_tasks(self, split: str, tasks: Iterable[str]) -> list[str]:
         """Which of `tasks` (a suite's task names) this source holds for `split`; the hub is assumed to hold them
         all."""
@@ -112,8 +122,9 @@ def run_data_source(run: Path, manifest: Mapping[str, Any]) -> DataSource:
     if described == "sample":
         return DataSource.parse("sample")
     if described.startswith("hub:"):
-        revisions = [r for r in (manifest["data"].get("revision") or {}).values() if r]
-        return DataSource.parse("hub", revision=revisions[0] if revisions else None)
+        revision = described.partition("@")[2]
+        source = DataSource.parse("hub", revision=None if revision in ("", "main") else revision)
+        return source.pinned(manifest["data"].get("revision") or {})
     if not Path(described).is_dir():
         raise UsageError(f"{run}: its data folder {described} is gone; pass --data DIR with the same rows")
     return DataSource.parse(described)

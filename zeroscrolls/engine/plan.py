@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import partial
 from itertools import islice
 
@@ -99,6 +100,8 @@ def plan_run(
     counts = {task: count(task) for task in tasks}
     checked = check_test_splits(suite, tasks, config.data, layouts) if config.split == "test" else ()
     plan = Plan(config, provider, profile, templates, counts, source, load, tuple(skipped), checked)
+    revisions = {task: suite.revision_of(config.data, task) for task in counts}  # read while counting: no request
+    plan = replace(plan, earlier_revisions=runfolder.earlier_revisions(plan, revisions))
     if to_send:  # before any request is keyed: a resume keys them as its folder's first run did
         recorded = runfolder.recorded_configuration(plan.folder.manifest)
         note = provider.keep_identity(recorded) if recorded is not None else None

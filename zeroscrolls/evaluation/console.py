@@ -126,6 +126,12 @@ def plan_with_notes(
     where = config.data.describe(config.suite.hub_repo)
     for line in (line for check in plan.test_split for line in check.problems(where)):
         console.print(f"[yellow]warning:[/yellow] {escape(line)}", soft_wrap=True)
+    if plan.earlier_revisions:
+        from zeroscrolls.output.report import revision_note
+
+        now = {task: config.suite.revision_of(config.data, task) for task in plan.earlier_revisions}
+        line = revision_note(plan.earlier_revisions, now, where)
+        console.print(f"[yellow]warning:[/yellow] {escape(line)}", soft_wrap=True)
     return plan
 
 

@@ -55,6 +55,8 @@ def render_run_report(
         parts.append(f"**Single samples:** {SINGLE_SAMPLE_NOTE}.\n")
     if test_split := _test_split_section(manifest):
         parts.append(test_split)
+    if revisions := _revision_section(manifest):
+        parts.append(revisions)
     parts.append(_scores_section(scores))
     if scores is not None and any(r.analysis for r in scores.tasks.values()):
         parts.append(analysis_section(scores, analysis_plot))
@@ -86,6 +88,25 @@ def render_run_report(
         )
     )
     return "\n".join(parts)
+
+
+def revision_note(before: Mapping[str, str], now: Mapping[str, str | None], where: str) -> str:
+    """The line a rerun into a run folder says when it reads other Hub commits than the run the folder held
+    (`before`, task -> commit) did."""
+    tasks = ", ".join(f"{task} at commit {str(now.get(task))[:12]}" for task in before)
+    earlier = ", ".join(f"{task} at {commit[:12]}" for task, commit in before.items())
+    return (
+        f"{where}: this run reads {tasks}; the run this folder held read {earlier}: its rows may differ, and so may "
+        f"the scores; --revision {next(iter(before.values()))} reads what that run read"
+    )
+
+
+def _revision_section(manifest: Mapping[str, Any]) -> str:
+    """Where the rows came from when the folder's earlier run read other Hub commits, when it did."""
+    data = manifest["data"]
+    if not data.get("revision_before"):
+        return ""
+    return f"## Data revision\n\n{revision_note(data['revision_before'], data.get('revision') or {}, data['source'])}\n"
 
 
 def _test_split_section(manifest: Mapping[str, Any]) -> str:

@@ -15,7 +15,7 @@ import math
 import platform
 import re
 import tempfile
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
 from functools import partial
@@ -108,7 +108,9 @@ def configuration(plan: Plan) -> dict[str, Any]:
         "prompt_mode": config.suite.prompt_mode,
         "limit": config.limit,
         "selection": config.selection.to_json() if config.selection else None,
-        "data": str(source.path.resolve()) if source.path is not None else source.describe(config.suite.hub_repo),
+        "data": str(source.path.resolve())
+        if source.path is not None
+        else _scope(source.describe(config.suite.hub_repo)),
         "templates": {task: template.digest() for task, template in plan.templates.items()},
     }
 
@@ -202,7 +204,8 @@ def recorded_configuration(manifest: Path) -> dict[str, Any] | None:
             "data": _resolved(found["data"]["source"]),
             "templates": dict(found.get("templates") or {}),
         }
-        return fields | ({"suite": found["suite"]} if "suite" in found else {}) | dict(found.get("configuration", {}))
+        fields |= ({"suite": found["suite"]} if "suite" in found else {}) | dict(found.get("configuration", {}))
+        return fields | {"data": _scope(fields["data"])}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -210,6 +213,26 @@ def recorded_configuration(manifest: Path) -> dict[str, Any] | None:
 def _resolved(described: str) -> str:
     """A manifest's data source as `configuration` records it: a folder's absolute path, else as described."""
     return described if described == "sample" or described.startswith("hub:") else str(Path(described).resolve())
+
+
+def _scope(described: str) -> str:
+    """A data source as a folder's scope: a Hub dataset whatever its revision (`hub:tau/scrolls@main` ->
+    `hub:tau/scrolls`), so a rerun at another commit resumes into the folder and says so (`earlier_revisions`)."""
+    return described.partition("@")[0] if described.startswith("hub:") else described
+
+
+def earlier_revisions(plan: Plan, revisions: Mapping[str, str | None]) -> dict[str, str]:
+    """Task -> the Hub commit the run `plan`'s folder holds read it at, for each task that run read at another
+    commit than `revisions` (this run's): what a rerun into the folder should say. Empty for a new folder or one of
+    another configuration."""
+    recorded = recorded_configuration(plan.folder.manifest)
+    if recorded is None or _differences(plan, recorded):
+        return {}
+    try:
+        before = json.loads(plan.folder.manifest.read_text(encoding="utf-8"))["data"].get("revision") or {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+    return {task: str(before[task]) for task, now in revisions.items() if before.get(task) and before[task] != now}
 
 
 def write_task(folder: RunFolder, task: str, results: Sequence[ExampleResult], suite: Suite) -> None:
@@ -340,6 +363,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
             if source.kind == "hub"
             else None,
             "test_split": {check.task: check.to_json() for check in plan.test_split} or None,
+            "revision_before": dict(plan.earlier_revisions) or None,
         },
         "protocol_notes": plan.provider.protocol_notes(profile),
         "tasks": list(plan.counts),

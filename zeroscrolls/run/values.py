@@ -188,6 +188,9 @@ class Plan:
     """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
     test_split: tuple[SplitCheck, ...] = ()
     """On the test split, each task's split beside the published one (`results/splits.py`), said before sending."""
+    earlier_revisions: Mapping[str, str] = field(default_factory=dict)
+    """Task -> the Hub commit the run this folder held before read, where this run reads another one (said before
+    sending, and in the manifest and report)."""
 
     def stream(self) -> Iterator[PlannedExample]:
         """Every planned example, in order, each planned as it is taken."""
