@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,11 +28,18 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _GIT_BLOB_ID = re.compile(r"[0-9a-f]{40}")
 COMMIT_HASH = _GIT_BLOB_ID
 """A revision that is a commit already (what huggingface_hub resolves without asking the Hub)."""
+PARQUET_BRANCH = "refs/convert/parquet"
+"""The branch where the Hub keeps its own parquet conversion of a dataset."""
 
 
 class FileAbsent(Exception):
     """The repo holds no such file at the revision (the Hub's EntryNotFound): the rows may be there in another
     layout (parquet). Raised and caught inside the data layer."""
+
+
+class NotCached(UsageError):
+    """A file the cache lacks while the Hub cannot be asked (offline, unreachable): a usage error saying how to fetch
+    it, which a reader with the rows cached in another layout (`HubDataset.cached_rows`) catches."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +108,7 @@ class HubDataset:
         from zeroscrolls.data.download import Damaged
 
         if why := hub_unreachable(self.repo, filename, repo_type="dataset", revision=revision):
-            raise UsageError(self.not_cached(task, filename, revision, why))
+            raise NotCached(self.not_cached(task, filename, revision, why))
         try:
             with _quiet_hub():
                 return Path(hf_hub_download(self.repo, filename, repo_type="dataset", revision=revision))
@@ -119,7 +126,7 @@ class HubDataset:
             ) from None
         except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
             why = None if constants.HF_HUB_OFFLINE else f"{constants.ENDPOINT}: {connect_failure(exc) or 'no answer'}"
-            raise UsageError(self.not_cached(task, filename, revision, why)) from None
+            raise NotCached(self.not_cached(task, filename, revision, why)) from None
         except HfHubHTTPError as exc:
             raise UsageError(f"cannot download {self.where(filename, revision)}: {_first_line(exc)}") from None
         except OSError as exc:
@@ -149,6 +156,23 @@ class HubDataset:
         return f"{self.where(filename, revision)} is not in the Hugging Face cache and {reason}; {fix}, or use " + (
             self.elsewhere
         )
+
+    def cached_rows(self, task: str, splits: Iterable[str], revision: str | None) -> HubCopy | None:
+        """The task's rows as an earlier read left them unpacked (from its zip or its parquet files) at the commit
+        `revision` last resolved to, or, reading main, at the parquet branch's; None when none of `splits` is."""
+        for ref in (revision, *((PARQUET_BRANCH,) if revision is None else ())):
+            commit = cached_commit(self.repo, ref)
+            folder = snapshot(self.repo, commit) / f".{task}.unpacked" if commit else None
+            if folder is not None and commit and any((folder / task / f"{s}.jsonl").is_file() for s in splits):
+                return HubCopy(folder, commit)
+        return None
+
+
+def snapshot(repo: str, commit: str) -> Path:
+    """huggingface_hub's folder of a dataset's files at `commit`."""
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE) / f"datasets--{repo.replace('/', '--')}" / "snapshots" / commit
 
 
 def verify(path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.hub import FileAbsent, HubCopy, HubDataset, unpacked_zip
+from zeroscrolls.data.hub import FileAbsent, HubCopy, HubDataset, NotCached, unpacked_zip
 
 if TYPE_CHECKING:
     from zeroscrolls.data.download import FetchOptions, Watcher
@@ -139,17 +139,22 @@ ZEROSCROLLS_HUB = HubDataset(
 
 def fetch_hub_task(task: str, revision: str | None = None) -> HubCopy:
     """Download `<task>.zip` from the Hub with huggingface_hub (its cache, HF_ENDPOINT, HF_HOME, HF_HUB_OFFLINE
-    and tokens apply), check it and unpack it once next to the cached file (data/hub.py); returns the folder holding
-    `<task>/` and the commit it was read at."""
+    and tokens apply), check it and unpack it once next to the cached file (data/hub.py), or, where the revision has
+    no zip, read the Hub's parquet files of the task (data/parquet.py); returns the folder holding `<task>/` and the
+    commit it was read at. Offline, the rows cached either way are read."""
+    from zeroscrolls.data.parquet import parquet_rows
+
     try:
         target, commit = ZEROSCROLLS_HUB.download(
             task, f"{task}.zip", revision, lambda zip_path: unpacked_zip(zip_path, task)
         )
     except FileAbsent:
-        raise UsageError(
-            f"{ZEROSCROLLS_HUB.where(f'{task}.zip', revision)} is not on the Hugging Face Hub; use "
-            f"{ZEROSCROLLS_HUB.elsewhere}"
-        ) from None
+        return parquet_rows(ZEROSCROLLS_HUB, task, SPLITS, revision)
+    except NotCached:
+        cached = ZEROSCROLLS_HUB.cached_rows(task, SPLITS, revision)
+        if cached is None:
+            raise
+        return cached
     return HubCopy(target, commit)
 
 

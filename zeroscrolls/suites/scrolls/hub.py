@@ -18,7 +18,8 @@ from pathlib import Path
 
 from zeroscrolls.core.connection import connect_failure
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.data.hub import COMMIT_HASH, HubCopy, HubDataset
+from zeroscrolls.data.hub import COMMIT_HASH, FileAbsent, HubCopy, HubDataset
+from zeroscrolls.data.parquet import parquet_rows
 
 log = logging.getLogger("zeroscrolls.suites")
 HUB_REPO = "tau/scrolls"
@@ -84,7 +85,9 @@ def _resolve(task: str, revision: str | None) -> tuple[str, int] | str | None:
         metadata = get_hf_file_metadata(url)
     except OfflineModeIsEnabled:
         return None
-    except (RevisionNotFoundError, RemoteEntryNotFoundError, RepositoryNotFoundError) as exc:
+    except RemoteEntryNotFoundError:
+        raise FileAbsent(f"{task}.zip") from None
+    except (RevisionNotFoundError, RepositoryNotFoundError) as exc:
         raise UsageError(f"could not read {task}.zip of {HUB_REPO} on the Hub ({_first_line(exc)})") from None
     except (httpx2.TransportError, HfHubHTTPError) as exc:
         return f"{constants.ENDPOINT}: {connect_failure(exc) or _first_line(exc)}"
@@ -108,13 +111,20 @@ def fetch_split(task: str, split: str, revision: str | None = None, *, block_siz
     if revision is not None and COMMIT_HASH.fullmatch(revision) and (_assets(revision) / member).is_file():
         return HubCopy(_assets(revision) / member, revision)
     ref = _ref(revision)
-    resolved = _resolve(task, revision)
+    try:
+        resolved = _resolve(task, revision)
+    except FileAbsent:  # no zip at that revision: the Hub's parquet files of the split, if it has them
+        found = parquet_rows(SCROLLS_HUB, task, (split,), revision)
+        return HubCopy(found.path / member, found.commit)
     if not isinstance(resolved, tuple):
         commit = revision if revision and COMMIT_HASH.fullmatch(revision) else None
         commit = commit or (ref.read_text(encoding="utf-8").strip() if ref.is_file() else None)
-        if commit is None or not (_assets(commit) / member).is_file():
+        if commit is not None and (_assets(commit) / member).is_file():
+            return HubCopy(_assets(commit) / member, commit)
+        converted = SCROLLS_HUB.cached_rows(task, (split,), revision)
+        if converted is None:
             raise UsageError(SCROLLS_HUB.not_cached(task, member, revision, resolved, split))
-        return HubCopy(_assets(commit) / member, commit)
+        return HubCopy(converted.path / member, converted.commit)
     commit, size = resolved
     target = _assets(commit) / member
     if not target.is_file():
