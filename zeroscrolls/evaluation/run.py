@@ -110,8 +110,8 @@ def evaluate(
 ) -> Run:
     """Run the benchmark for one model and budget, exactly as `zeroscrolls run` does, and return the `Run`.
 
-    `options` are the other options of `zeroscrolls run` (`split`, `limit`, `sample`, `books`, `seed`, `prompts`,
-    `prompt_mode`, `concurrency`, `cache`, `no_cache`, `overwrite`, `max_cost`, `provider`, `batch`,
+    `options` are the other options of `zeroscrolls run` (`split`, `revision`, `limit`, `sample`, `books`, `seed`,
+    `prompts`, `prompt_mode`, `concurrency`, `cache`, `no_cache`, `overwrite`, `max_cost`, `provider`, `batch`,
     `poll_seconds`) and the provider options (`base_url`, `api_key_env`, `tokenizer`, `max_retries`,
     `request_timeout`, `rpm`, `tpm`, `device`, ...). Calling it again resumes: the cache answers what was paid
     for. Progress goes to `console` (default: stderr, or the notebook)."""
