@@ -125,7 +125,9 @@ class HubDataset:
                 f"token was given); use {self.elsewhere}"
             ) from None
         except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
-            why = None if constants.HF_HUB_OFFLINE else f"{constants.ENDPOINT}: {connect_failure(exc) or 'no answer'}"
+            cause = exc.__cause__  # what the Hub's answer lacked, when it answered (a proxy, a server of another kind)
+            failure = connect_failure(exc) or (_first_line(cause) if cause is not None else "no answer")
+            why = None if constants.HF_HUB_OFFLINE else f"{constants.ENDPOINT}: {failure}"
             raise NotCached(self.not_cached(task, filename, revision, why)) from None
         except HfHubHTTPError as exc:
             raise UsageError(f"cannot download {self.where(filename, revision)}: {_first_line(exc)}") from None
