@@ -88,4 +88,4 @@ def test_listings_skip_a_broken_plugin_with_a_warning_naming_it(broken: Broken) 
 def test_the_data_sets_to_fetch_are_listed_without_a_broken_suite(broken: Broken, tmp_path: Path) -> None:
     unknown = zeroscrolls(broken, "data", "fetch", "riddles", "--to", str(tmp_path / "data"))
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
-    assert unknown.stderr.strip() == "error: no data set 'riddles' to fetch; known: narrativexl"
+    assert unknown.stderr.strip() == "error: no data set 'riddles' to fetch; known: zeroscrolls, scrolls, narrativexl"
