@@ -7,6 +7,7 @@ suite's module only when it is chosen, as providers do.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,7 +28,10 @@ from zeroscrolls.suites.paper import PaperTable
 from zeroscrolls.text.templates import Template, read_templates
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
     from zeroscrolls.data.download import FetchOptions, Watcher
 

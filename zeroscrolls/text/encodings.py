@@ -108,7 +108,7 @@ def packaged_file(name: str) -> Path | None:
     """The first installed package file holding the official `name` encoding, if any."""
     for dist, relative in OFFLINE_ENCODINGS[name].packaged:
         try:
-            path = Path(distribution(dist).locate_file(relative))
+            path = Path(str(distribution(dist).locate_file(relative)))  # typed as a SimplePath, a Path in fact
         except PackageNotFoundError:
             continue
         if path.is_file():

@@ -153,8 +153,10 @@ def restore(parts: PromptParts, value: str) -> FittedPrompt:
         text, span = head + parts.suffix, (parts.document_start, len(head))
     else:
         text, span = parts.text, (parts.document_start, parts.document_end)
-    *numbers, rule = fields["record"]
-    record = TruncationRecord(*numbers, rule=FitRule(rule), **characters(parts, span))
+    document_tokens, kept_tokens, truncated, prompt_tokens, rule = fields["record"]
+    record = TruncationRecord(
+        document_tokens, kept_tokens, truncated, prompt_tokens, FitRule(rule), **characters(parts, span)
+    )
     return FittedPrompt(text, record, span, prefill=parts.prefill, stop=parts.stop)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TypedDict
 
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.templates import PromptParts
@@ -102,7 +103,14 @@ def window_too_small(where: str, window: int, reserve: int, thinks: bool, needed
     )
 
 
-def characters(parts: PromptParts, span: tuple[int, int]) -> dict[str, int]:
+class CharacterCounts(TypedDict):
+    """A `TruncationRecord`'s character fields, passed to it as keywords."""
+
+    document_chars: int
+    kept_chars: int
+
+
+def characters(parts: PromptParts, span: tuple[int, int]) -> CharacterCounts:
     """A record's character counts, of a prompt that holds `parts`' document (or its kept part) at `span`."""
     return {"document_chars": parts.document_end - parts.document_start, "kept_chars": max(span[1] - span[0], 0)}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -23,7 +24,10 @@ from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 
 class PromptStyle(str, Enum):

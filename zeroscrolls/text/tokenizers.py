@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 import tiktoken
 
@@ -154,7 +154,8 @@ class HFTokenizer:
         return [list(ids) for ids in batch["input_ids"]]
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        text = self.tokenizer.decode(list(ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return cast(str, text)  # one sequence of ids decodes to one string (typed as that or a list of them)
 
     def count(self, text: str) -> int:
         return len(self.encode(text))
@@ -166,7 +167,8 @@ class HFTokenizer:
         if not self.tokenizer.chat_template:
             return None
         empty = [{"role": "user", "content": ""}]
-        return len(self.encode(self.tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True)))
+        framed = self.tokenizer.apply_chat_template(empty, tokenize=False, add_generation_prompt=True)
+        return len(self.encode(cast(str, framed)))  # tokenize=False: the text (typed as that or token ids)
 
     @functools.cached_property
     def added_tokens(self) -> int:

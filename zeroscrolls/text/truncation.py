@@ -65,7 +65,9 @@ class Truncator:
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
         self._encodes = isinstance(tokenizer, Tokenizer)
-        """Checked once: a runtime protocol check per encoding costs more than a short encoding."""
+        self._encoder = cast(Tokenizer, tokenizer)
+        """Whether it encodes, checked once (a runtime protocol check per encoding costs more than a short encoding),
+        and the tokenizer as one that does, for the paths only such a tokenizer takes (`_fit`)."""
         self.batches = self._encodes and isinstance(tokenizer, BatchEncoder)
         """Whether `prefetch` encodes anything: the tokenizer encodes batches on every core."""
         self._ids: LRU[tuple[str, bool], array[int]] = LRU(cache_size)
@@ -78,7 +80,7 @@ class Truncator:
         """What each opening's tokens say (text/opening.py), by the opening's text."""
         self._heads: LRU[str, Head] = LRU(cache_size // 4)
         """The heads encoded of openings not found in the memo, whose prompts were cut (text/opening.py)."""
-        self._proven = self._encodes and proven(cast(Tokenizer, tokenizer))
+        self._proven = self._encodes and proven(self._encoder)
         """Whether a prompt's tokens may be had from its opening's: else every prompt is encoded whole."""
 
     @functools.cached_property
@@ -102,7 +104,7 @@ class Truncator:
         return self.chat_template_tokens if chat else self.tokenizer.added_tokens
 
     def _encode(self, text: str, special: bool = False) -> array[int]:
-        tokenizer = cast(Tokenizer, self.tokenizer)
+        tokenizer = self._encoder
         return self._ids.get((text, special), lambda: array("I", tokenizer.encode(text, add_special_tokens=special)))
 
     def prefetch(self, prompts: Sequence[PromptParts], budget: Budget) -> None:
@@ -163,8 +165,7 @@ class Truncator:
         return fit_key(self.fingerprint, self.framing(budget.chat), parts, budget)
 
     def _count(self, text: str, special: bool = False) -> int:
-        tokenizer = cast(Tokenizer, self.tokenizer)
-        return self._counts.get((text, special), lambda: len(tokenizer.encode(text, add_special_tokens=special)))
+        return self._counts.get((text, special), lambda: len(self._encoder.encode(text, add_special_tokens=special)))
 
     def fit(
         self,
@@ -255,13 +256,12 @@ class Truncator:
     def _head(self, text: str, n: int | None, encoded: dict[str, array[int]] | None = None) -> Head:
         """`head_of` the opening `text`, grown from the head held of it; a prefix `encoded` holds (`prefetch`'s
         batch) is not encoded again."""
-        tokenizer = cast(Tokenizer, self.tokenizer)
 
         def encode(part: str) -> array[int]:
             ids = encoded.pop(part, None) if encoded else None
-            return ids if ids is not None else array("I", tokenizer.encode(part))
+            return ids if ids is not None else array("I", self._encoder.encode(part))
 
-        head = head_of(tokenizer, encode, text, n, self._heads.find(text) or NO_HEAD)
+        head = head_of(self._encoder, encode, text, n, self._heads.find(text) or NO_HEAD)
         self._heads.put(text, head)
         return head
 
@@ -279,7 +279,7 @@ class Truncator:
             held = self._ids.find((text, False))
             ids = held[:n] if held is not None and n <= opening.tokens else None
             if ids is None:
-                ids = first_tokens(cast(Tokenizer, self.tokenizer), text, opening, n)
+                ids = first_tokens(self._encoder, text, opening, n)
             return self._encode(parts.text)[:n] if ids is None else ids
 
         return PromptTokens(first, opening.tokens + self._count(parts.text[opening.point :]))
@@ -293,7 +293,7 @@ class Truncator:
             return known
         ids = self._head(text, None).ids if self._heads.find(text) is not None else self._encode(text)
         self._ids.put((text, False), ids)  # grown from the head encoded where there is one
-        opening = opening_of(cast(Tokenizer, self.tokenizer), text, ids) or NO_OPENING
+        opening = opening_of(self._encoder, text, ids) or NO_OPENING
         key = self._opening_key(text)
         if self.memo is not None and key is not None:
             self.memo.put_fits({key: opening_value(opening)})
@@ -350,9 +350,9 @@ class Truncator:
             raise too_small(head_tokens + suffix_tokens)
         ids = tokens.first(keep)  # the cut only shortens from here
         while True:
-            head = self.tokenizer.decode(ids[:keep].tolist())
+            head = self._encoder.decode(ids[:keep].tolist())
             text = head + parts.suffix
-            sent = joined_length(self.tokenizer, ids, keep, head, parts.suffix)
+            sent = joined_length(self._encoder, ids, keep, head, parts.suffix)
             if rule is FitRule.OFFICIAL or sent + framing <= limit or keep == head_tokens:
                 break
             keep = max(keep - (sent + framing - limit), head_tokens)
@@ -382,7 +382,7 @@ class Truncator:
         if room < head_tokens:
             raise budget_too_small(where, max_tokens, 0, head_tokens + len(suffix_ids))
         prefix_ids = self._encode(parts.text[: parts.query_start], special=True)[:room].tolist()
-        head = self.tokenizer.decode(prefix_ids)
+        head = self._encoder.decode(prefix_ids)
         token_ids = tuple(prefix_ids) + tuple(suffix_ids)
         span = (parts.document_start, len(head))
         record = TruncationRecord(
@@ -408,9 +408,9 @@ class Truncator:
         doc_ids = self._encode(document)
         keep = min(limit - empty, len(doc_ids))
         while True:
-            kept = self.tokenizer.decode(doc_ids[len(doc_ids) - keep :].tolist()).lstrip("\ufffd") if keep else ""
+            kept = self._encoder.decode(doc_ids[len(doc_ids) - keep :].tolist()).lstrip("\ufffd") if keep else ""
             text = parts.with_document(kept)
-            ids = self.tokenizer.encode(text, add_special_tokens=special)
+            ids = self._encoder.encode(text, add_special_tokens=special)
             if len(ids) <= limit or keep == 0:
                 break
             keep = max(keep - (len(ids) - limit), 0)
