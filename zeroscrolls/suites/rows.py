@@ -115,7 +115,8 @@ def example_of(task: str, template: Template, where: str, row: dict, outputs: tu
         bad = [f for f, v in zip(INDEX_FIELDS, values, strict=True) if not isinstance(v, int)]
         if bad:
             raise UsageError(f"{where}: field {bad[0]!r} must be an integer")
-        spans = tuple(values)
+        document_start, document_end, query_start, query_end = values
+        spans = (document_start, document_end, query_start, query_end)
     elif (
         spans := derive_spans(text, template.context_header, template.query_header, template.response_header)
     ) is None:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import partial
 from importlib import resources
 from itertools import groupby
+from typing import cast
 
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sampling import Selection
@@ -115,6 +116,7 @@ def question_answer(example: Example, answer: str) -> str:
         return answer
     _, tag, answers = answer.partition(ANSWER_TAG)
     pieces = answers.split(",")
-    if not tag or len(pieces) != int(example.facts["step_questions"]):
+    # `book_steps` sets both facts, as ints
+    if not tag or len(pieces) != cast(int, example.facts["step_questions"]):
         return NO_ANSWER
-    return pieces[int(example.facts["position"])].strip()
+    return pieces[cast(int, example.facts["position"])].strip()
