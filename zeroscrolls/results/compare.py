@@ -29,7 +29,7 @@ from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.paper import PaperTable
 
 AVERAGE = "average"
-SHORT_NAMES: dict[str, str] = dict(default_suite().paper.short_names) if default_suite().paper else {}
+SHORT_NAMES: dict[str, str] = dict(paper.short_names) if (paper := default_suite().paper) else {}
 """The default suite's paper column names, for narrow terminal tables."""
 
 
@@ -329,7 +329,9 @@ def long_frame(c: Comparison) -> pd.DataFrame:
 def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The frame's rows as plain values, missing ones None: every float whole (pandas' own `to_json` keeps 15
     digits at most, which is not always the float)."""
-    return frame.astype(object).where(frame.notna(), None).to_dict("records")
+    # pandas fills the missing cells with None as asked; its stubs allow only a scalar or a frame there
+    filled = frame.astype(object).where(frame.notna(), None)  # type: ignore[call-overload]
+    return filled.to_dict("records")
 
 
 def to_json(c: Comparison, boot: Bootstrap) -> str:

@@ -136,7 +136,9 @@ def analyze_task(
     by_id = {ex.id: ex for ex in examples if ex.id in per_example}
     refusals = tuple(i for i in by_id if refuses(predictions[i], by_id[i], answers))
     expected = tuple(i for i in refusals if any(refuses(ref, by_id[i], answers) for ref in by_id[i].outputs))
-    lenient, per_lenient, rescued = None, {}, ()
+    lenient: float | None = None
+    per_lenient: dict[str, dict[str, float]] = {}
+    rescued: tuple[str, ...] = ()
     if answers.extract is not None:
         per_lenient = {
             i: suite.score_example(task, answers.extract(predictions[i], ex), ex.outputs) for i, ex in by_id.items()

@@ -95,7 +95,8 @@ class TaskResult:
         """The start of the task's entry in scores.json (`BenchmarkResult.to_json`): equal to `metrics.score` on the
         same input, then each baseline under `<name>_baseline` and the suite's breakdowns where it has them."""
         counts = {"num_scored": self.num_scored, "num_missing": len(self.missing)}
-        found = (self.metrics or {"score": None}) | counts | {f"{n}_baseline": m for n, m in self.baselines.items()}
+        metrics: dict[str, float | None] = dict(self.metrics) if self.metrics else {"score": None}
+        found = metrics | counts | {f"{n}_baseline": m for n, m in self.baselines.items()}
         failed = {"not_scored": self.not_scored} if self.not_scored is not None else {}
         return found | failed | (self.analysis.to_json() if self.analysis is not None else {})
 
