@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -60,8 +60,9 @@ class Provider(ABC):
     `task_decoding`. A request that fails is a `Generation` with its `Failure`; when nothing more can succeed (a
     refused key), raise `RunStopped`."""
 
-    name: ClassVar[str]
-    """The provider's name (`--provider`), recorded with every request and so in its cache key."""
+    name: str
+    """The provider's name (`--provider`), recorded with every request and so in its cache key; a subclass sets it on
+    the class, and a provider that wraps another (`BatchProvider`) takes the inner one's."""
     default_concurrency: ClassVar[int] = 8
     """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
     accepted_options: ClassVar[frozenset[str]] = frozenset()
@@ -97,7 +98,7 @@ class Provider(ABC):
         return tokenizer_for(profile.tokenizer)
 
     @abstractmethod
-    def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+    def generate(self, requests: Sequence[Request]) -> AsyncGenerator[Generation, None]:
         """Generate every request, yielding each `Generation` as soon as it is done (any order)."""
 
     def decoding(self, profile: ModelProfile) -> dict[str, Any]:
@@ -178,11 +179,11 @@ class StreamingProvider(Provider):
     request at once (a local engine sorting by length, a batch) stay plain `Provider`s and get the whole list."""
 
     @abstractmethod
-    def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+    def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncGenerator[Generation, None]:
         """Generate each request as it is taken from `requests`, yielding each `Generation` as it is done (any
         order); takes the next request only when it can send it."""
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+    async def generate(self, requests: Sequence[Request]) -> AsyncGenerator[Generation, None]:
         async with aclosing(self.generate_stream(each(requests))) as generations:
             async for generation in generations:
                 yield generation

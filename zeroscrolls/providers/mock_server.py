@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.mock_answers import answer
@@ -142,7 +142,8 @@ class MockServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         """The server's root URL; `base_url` says what each provider's `--base-url` is."""
-        return f"http://{self.server_address[0]}:{self.port}"
+        host = cast(str, self.server_address[0])  # an IPv4 socket's address: a str (typed as str or bytes)
+        return f"http://{host}:{self.port}"
 
     # --- answers ----------------------------------------------------------------------------------------------
 
@@ -267,7 +268,7 @@ class MockServer(ThreadingHTTPServer):
                 self._used.popleft()
             requests, used = len(self._used), sum(n for _, n in self._used)
             reset = 60 - (now - self._used[0][0])
-        headers = {}
+        headers: dict[str, str] = {}
         for kind, limit, spent in (
             ("requests", RPM_LIMIT, requests),
             ("input-tokens" if anthropic else "tokens", TPM_LIMIT, used),

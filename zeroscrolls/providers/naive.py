@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.core.failures import Failure, Kind
@@ -111,7 +111,7 @@ class NaiveProvider(StreamingProvider):
             raise ValueError(f"no naive baseline for task {request.task!r} of the {suite.title} suite")
         return rule
 
-    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncGenerator[Generation, None]:
         async for request in requests:
             start = time.perf_counter()
             try:

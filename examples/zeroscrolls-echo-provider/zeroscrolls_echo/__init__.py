@@ -7,7 +7,7 @@ It imports only `zeroscrolls.providers`, the stable API for plugins.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 from zeroscrolls.providers import Generation, ModelProfile, PromptStyle, Provider, Request
 
@@ -28,7 +28,7 @@ class EchoProvider(Provider):
             prompt_style=PromptStyle.COMPLETION,
         )
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+    async def generate(self, requests: Sequence[Request]) -> AsyncGenerator[Generation, None]:
         for request in requests:
             text = request.prompt if request.prompt is not None else request.messages[-1][1]
             yield Generation(request.key(), " ".join(text.split()[-ECHO_WORDS:]), finish_reason="stop")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import anthropic
-from anthropic.types.messages import MessageBatch, MessageBatchIndividualResponse
+from anthropic.types.messages import MessageBatch, MessageBatchIndividualResponse, batch_create_params
 
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.anthropic import codec
@@ -43,7 +43,9 @@ class AnthropicBatchAPI(BatchAPI):
         return {"custom_id": custom_id, "params": codec.message_params(request)}
 
     async def create(self, lines: Sequence[dict[str, Any]], input_file_id: str | None) -> tuple[str, BatchStatus]:
-        batch = await self.client.messages.batches.create(requests=list(lines))
+        # each line is a request as the SDK takes it (`line` builds them), typed as a plain dict by the batch contract
+        requests = cast(list[batch_create_params.Request], list(lines))
+        batch = await self.client.messages.batches.create(requests=requests)
         return batch.id, _status(batch)
 
     async def status(self, batch_id: str) -> BatchStatus:

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TypeVar
+from typing import Protocol, TypeVar, cast
 
 from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.providers.base import Provider
+from zeroscrolls.providers.batch.api import BatchAPI
 from zeroscrolls.providers.http.provider import HTTPProvider
 
 T = TypeVar("T")
+
+
+class HasBatchAPI(Protocol):
+    """A provider with a batch API (`has_batch_api`): each call is a new client of it."""
+
+    def batch_api(self) -> BatchAPI: ...
+
+
+def open_batch_api(inner: Provider) -> BatchAPI:
+    """A new client of the batch API of `inner`, its key checked first; `batched` made sure it has one."""
+    inner.check_ready()
+    return cast(HasBatchAPI, inner).batch_api()
 
 
 class BatchCallFailed(Exception):

@@ -6,7 +6,7 @@ prices are halved; everything else is the inner provider's. Its `generate` runs 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,7 +15,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import PromptCache, Provider
 from zeroscrolls.providers.batch.api import BatchAPI, BatchStatus
-from zeroscrolls.providers.batch.calls import BatchCallFailed, call_api, endpoint_of, stopped
+from zeroscrolls.providers.batch.calls import BatchCallFailed, call_api, endpoint_of, open_batch_api, stopped
 from zeroscrolls.providers.batch.session import Session, SubmitSummary
 from zeroscrolls.providers.batch.settings import BatchSettings
 from zeroscrolls.providers.http.provider import HTTPProvider
@@ -142,7 +142,7 @@ class BatchProvider(Provider):
     def key_env(self) -> str:
         return getattr(self.inner, "key_env", "")
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+    async def generate(self, requests: Sequence[Request]) -> AsyncGenerator[Generation, None]:
         """Every request's generation through batches: stored results first, then each batch as it ends."""
         if not requests:
             return
@@ -178,8 +178,7 @@ class BatchProvider(Provider):
 
     async def _once(self, what: str, call: Callable[[BatchAPI], Awaitable[T]]) -> T:
         """One batch API call on a client of its own."""
-        self.inner.check_ready()
-        api: BatchAPI = self.inner.batch_api()
+        api = open_batch_api(self.inner)
         try:
             return await call_api(self.inner, what, partial(call, api))
         except BatchCallFailed as exc:

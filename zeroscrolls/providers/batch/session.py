@@ -31,7 +31,7 @@ from zeroscrolls.providers.batch.api import (
     serialize,
     split_batches,
 )
-from zeroscrolls.providers.batch.calls import BatchCallFailed, call_api, endpoint_of
+from zeroscrolls.providers.batch.calls import BatchCallFailed, call_api, endpoint_of, open_batch_api
 from zeroscrolls.providers.batch.settings import BatchPoll, BatchSettings
 from zeroscrolls.providers.http.reply import Reply
 from zeroscrolls.store.batches import SUBMITTING, SUCCEEDED, BatchRecord, BatchStore
@@ -84,8 +84,7 @@ class Session:
 
     def _api(self) -> BatchAPI:
         if self.api is None:
-            self.inner.check_ready()
-            self.api = self.inner.batch_api()
+            self.api = open_batch_api(self.inner)
         return self.api
 
     async def _call(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
@@ -142,7 +141,8 @@ class Session:
         groups: dict[str, list[Request]] = {}
         for request in requests:
             groups.setdefault(api.group(request), []).append(request)
-        created, failed = [], []
+        created: list[str] = []
+        failed: list[Generation] = []
         for members in groups.values():
             lines = [api.line(r, custom_id(r.key())) for r in members]
             payloads = [serialize(line) for line in lines]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -16,7 +16,7 @@ async def fan_out(
     concurrency: int,
     handle: Callable[[T], Awaitable[R]],
     going_on: Callable[[], bool],
-) -> AsyncIterator[R]:
+) -> AsyncGenerator[R, None]:
     """`handle(item)` for `first`, then each item of `rest`, by `concurrency` workers, each taking the next item
     only when it is free (one at a time, in order), while `going_on()`; each result is yielded as it finishes (any
     order). An exception of a worker is raised here; closing the iterator cancels the workers."""

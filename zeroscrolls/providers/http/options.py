@@ -31,6 +31,7 @@ def number_option(options: Mapping[str, Any], name: str, minimum: float) -> floa
 def normalized_endpoint(url: str) -> str:
     """`url` as cache keys hold it: scheme and host lower-cased, a default port, user info, query, fragment and
     trailing slashes dropped, so spellings of one server agree and credentials never enter a key."""
+    parts: urllib.parse.SplitResult | None
     try:
         parts = urllib.parse.urlsplit(url.strip())
         host, port = parts.hostname, parts.port

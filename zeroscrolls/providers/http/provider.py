@@ -15,7 +15,7 @@ import os
 import time
 import urllib.parse
 from abc import abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -287,7 +287,7 @@ class HTTPProvider(StreamingProvider):
             self._pacing_said = True
             log.warning("%s", pacing_line(limiter, limits, self._rpm, self._tpm, model, self._shown_url()))
 
-    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncIterator[Generation]:
+    async def generate_stream(self, requests: AsyncIterator[Request]) -> AsyncGenerator[Generation, None]:
         """Send each request as it is taken from `requests`, with up to `concurrency` in flight, yielding each
         `Generation` as it finishes.
 

@@ -12,10 +12,10 @@ import asyncio
 import importlib.util
 import re
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
@@ -25,7 +25,12 @@ from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_requ
 from zeroscrolls.providers.models import ModelProfile
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import GenerationMixin, PreTrainedModel, PreTrainedTokenizerBase
+
+    class GenerativeModel(PreTrainedModel, GenerationMixin):
+        """What `AutoModelForCausalLM` and `AutoModelForSeq2SeqLM` load: a model that generates (transformers' own
+        name for it is private; a plain `PreTrainedModel` does not generate)."""
+
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -37,7 +42,7 @@ MAX_AUTO_BATCH = 64
 @dataclass(frozen=True)
 class LoadedModel:
     name: str
-    model: PreTrainedModel
+    model: GenerativeModel
     tokenizer: PreTrainedTokenizerBase
     encoder_decoder: bool
     eos_ids: frozenset[int]
@@ -136,7 +141,7 @@ class HFProvider(HuggingFaceModels):
             notes.append(f"weights in {self.dtype}; the official runner used float16 (spec §3.5)")
         return notes
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+    async def generate(self, requests: Sequence[Request]) -> AsyncGenerator[Generation, None]:
         if not requests:
             return
         items = await asyncio.to_thread(self._encode, requests)
@@ -181,7 +186,12 @@ class HFProvider(HuggingFaceModels):
         if tokenizer.eos_token_id is not None:
             eos_ids.add(tokenizer.eos_token_id)
         self._loaded = LoadedModel(
-            model, loaded_model, tokenizer, profile.encoder_decoder, frozenset(eos_ids), tokenizer.pad_token_id
+            model,
+            cast("GenerativeModel", loaded_model),
+            tokenizer,
+            profile.encoder_decoder,
+            frozenset(eos_ids),
+            tokenizer.pad_token_id,
         )
         return self._loaded
 
@@ -247,7 +257,7 @@ class HFProvider(HuggingFaceModels):
         if end is None and request.stop:
             while tokens and tokens[-1] == loaded.pad_id:  # a stop string ended it; the rest is padding
                 tokens = tokens[:-1]
-        text = loaded.tokenizer.decode(tokens, skip_special_tokens=True)  # spec §3.5
+        text = cast(str, loaded.tokenizer.decode(tokens, skip_special_tokens=True))  # spec §3.5; ids: one text
         finish = "stop" if end is not None else "length"
         cuts = [i for i in (text.find(stop) for stop in request.stop) if i >= 0]
         if cuts:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import RunStopped, UsageError
@@ -155,7 +155,7 @@ class VLLMProvider(HuggingFaceModels):
         tokenizer = self.hf_tokenizer(self.model_profile(request.model))
         return TokensPrompt(prompt_token_ids=encode_request(tokenizer, request))
 
-    async def generate(self, requests: Sequence[Request]) -> AsyncIterator[Generation]:
+    async def generate(self, requests: Sequence[Request]) -> AsyncGenerator[Generation, None]:
         """`LLM.generate` on chunks of the requests (`next_chunk_size`), each chunk's generations yielded as soon as
         it returns. It runs on the event loop's thread: vLLM's engine installs signal handlers and must be created
         and driven from the main thread (vllm-project/vllm PR #14972)."""

@@ -11,8 +11,9 @@ from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.http.reply import Reply, json_kind, unicode_text, wrong_shape
 
 if TYPE_CHECKING:
-    from openai.types import Completion
+    from openai.types import Completion, CompletionChoice
     from openai.types.chat import ChatCompletion
+    from openai.types.chat.chat_completion import Choice
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
@@ -63,6 +64,7 @@ def reply_from(completion: ChatCompletion | Completion, headers: Mapping[str, st
     from openai.types.chat import ChatCompletion  # the SDK made `completion`: imported already
 
     info: dict[str, Any] = {}
+    choice: Choice | CompletionChoice
     if isinstance(completion, ChatCompletion):
         choice = completion.choices[0]
         content: object = choice.message.content
