@@ -127,9 +127,15 @@ def overview_figure(tasks: list[str], kept: list[list[float]], scored: list[str]
 def lengths_figure(tasks: list[str], outputs: list[list[int]], references: list[list[float]]) -> Figure:
     figure, (ax,) = _grid(1, width=7.0, height=0.55 * max(len(tasks), 2) + 1.2)
     rows = range(len(tasks))
-    style = {"orientation": "horizontal", "widths": 0.35, "patch_artist": True, "showfliers": False}
     drawn = [
-        ax.boxplot(values, positions=[r + shift for r in rows], **style)
+        ax.boxplot(
+            values,
+            positions=[r + shift for r in rows],
+            orientation="horizontal",
+            widths=0.35,
+            patch_artist=True,
+            showfliers=False,
+        )
         for values, shift in ((outputs, -0.2), (references, 0.2))
     ]
     for boxes, colour in zip(drawn, ("tab:orange", "tab:blue"), strict=True):
@@ -151,11 +157,15 @@ def breakdown_figure(series: Mapping[str, Breakdown], analysis: Analysis) -> Fig
     labels = list(first.groups)
     figure, (ax,) = _grid(1, width=7.0, height=4.2)
     for offset, (name, breakdown) in enumerate(series.items()):
-        shown = [(x, g) for x, g in enumerate(breakdown.groups.values()) if g.score is not None]
-        xs = [x + 0.06 * (offset - (len(series) - 1) / 2) for x, _ in shown]  # side by side, bars apart
-        ys = [g.score for _, g in shown]
-        below = [g.score - g.ci_low for _, g in shown]
-        above = [g.ci_high - g.score for _, g in shown]
+        shown = [  # a scored group has its interval
+            (x, g.score, g.ci_low, g.ci_high)
+            for x, g in enumerate(breakdown.groups.values())
+            if g.score is not None and g.ci_low is not None and g.ci_high is not None
+        ]
+        xs = [x + 0.06 * (offset - (len(series) - 1) / 2) for x, *_ in shown]  # side by side, bars apart
+        ys = [score for _, score, _, _ in shown]
+        below = [score - low for _, score, low, _ in shown]
+        above = [high - score for _, score, _, high in shown]
         ax.errorbar(xs, ys, yerr=[below, above], marker="o", capsize=3, label=name)
     if analysis.chance is not None:
         ax.axhline(analysis.chance, color="grey", linestyle="--", linewidth=1, label=analysis.chance_text)
