@@ -9,7 +9,8 @@ from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.engine import remember_in_cache
-from zeroscrolls.providers.base import option_flag
+from zeroscrolls.providers.base import Provider, option_flag
+from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.budgets import parse_budget
 from zeroscrolls.run.planning import resolve_model
@@ -67,7 +68,8 @@ def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dic
     budget-independent encoding from one budget to the next; count-only tokenizers keep their counts in `cache`.
     Refuses the sweep (UsageError) if any point is
     invalid, naming every refused point, before anything is planned or sent."""
-    refused, resolved = [], {}
+    refused: list[str] = []
+    resolved: dict[str, tuple[Provider, ModelProfile]] = {}
     options = config.run.all_provider_options()
     for model in config.models:
         for budget in config.budgets:

@@ -42,7 +42,8 @@ class SweepEstimate:
 def estimate_sweep(config: SweepConfig, cache: GenerationCache | None) -> SweepEstimate:
     """Plan every point and price it with the runner's estimate; sends nothing."""
     shared_truncators = truncators(config, cache)
-    points, seen = [], set()
+    points: list[PointEstimate] = []
+    seen: set[str] = set()
     total_low: float | None = 0.0
     total_high: float | None = 0.0
     for model in config.models:

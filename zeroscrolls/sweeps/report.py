@@ -22,6 +22,7 @@ from zeroscrolls.sweeps.table import (
     SCORE_PLOT,
     SweepResult,
     analysed_points,
+    frame_rows,
     weighted,
 )
 
@@ -33,7 +34,7 @@ def score_grid(frame: pd.DataFrame, *, intervals: bool, short: bool = False) -> 
     columns = list(dict.fromkeys(frame.task))  # the suite's task order, the average last
     rows = []
     for (model, budget), group in frame.groupby(["model", "budget"], sort=False):
-        by_task = {r.task: r for r in group.itertuples(index=False)}
+        by_task = {r.task: r for r in frame_rows(group)}
         cells = []
         for task in columns:
             r = by_task.get(task)
@@ -79,7 +80,7 @@ def truncation_grid(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     columns = list(dict.fromkeys(tasks.task))
     rows = []
     for (model, budget), group in tasks.groupby(["model", "budget"], sort=False):
-        by_task = {r.task: r for r in group.itertuples(index=False)}
+        by_task = {r.task: r for r in frame_rows(group)}
         rows.append([str(model), str(budget), *(_truncation_cell(by_task.get(t)) for t in columns)])
     return ["model", "budget", *columns], rows
 
@@ -114,7 +115,7 @@ def score_notes(frame: pd.DataFrame) -> list[str]:
         f"{r.model} at {r.budget}: {r.task} "
         + (f"scored {r.scored} of {r.examples} ({PARTIAL_MARK})" if r.scored else f"has no scored example ({NO_SCORE})")
         + ", left out of the average"
-        for r in tasks[tasks.partial].itertuples(index=False)
+        for r in frame_rows(tasks[tasks.partial])
     ]
     thin = tasks[tasks.score.notna() & (tasks.scored < MIN_INTERVAL_EXAMPLES)]
     if len(thin):

@@ -3,7 +3,7 @@ score and interval, truncation and cost, plus the average where every task is fu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -73,7 +73,7 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
     """sweep.csv rows of one point: score and interval, truncation and cost per task, and the average (only where
     every task is fully scored). `partial`: the task has examples without a score (its score, if any, is over the
     others)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     scores = result.scores
     for task, items in result.results.items():
         cuts = [r.planned.truncation for r in items if r.planned.truncation is not None]
@@ -117,11 +117,18 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
     return rows
 
 
-def weighted(rows: Sequence[dict[str, Any]], column: str) -> float | None:
-    """Mean of a per-task share over all examples (tasks weighted by their example counts)."""
+def weighted(rows: Sequence[Mapping[Any, Any]], column: str) -> float | None:
+    """Mean of a per-task share over all examples (tasks weighted by their example counts); `rows` are
+    `point_rows`' or a sweep frame's records."""
     known = [(r[column], r["examples"]) for r in rows if r[column] is not None and not pd.isna(r[column])]
     total = sum(n for _, n in known)
     return round(sum(v * n for v, n in known) / total, 4) if total else None
+
+
+def frame_rows(frame: pd.DataFrame) -> Iterator[Any]:
+    """A sweep frame's rows as named tuples, whose fields are `CSV_COLUMNS` (pandas' stubs type each as any scalar,
+    bytes included)."""
+    return frame.itertuples(index=False)
 
 
 def analysed_points(points: Sequence[PointSummary]) -> list[tuple[str, int, str, Analysis]]:
