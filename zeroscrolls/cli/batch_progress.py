@@ -4,6 +4,8 @@ cannot be drawn, one note says so and the batches are waited for without them.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn
 
@@ -26,7 +28,7 @@ class BatchProgress:
         age = f"age {duration(poll.age_s)}"
         if poll.expires_in_s is not None:
             age += f", expires in {duration(poll.expires_in_s)}"
-        fields = {"state": poll.state, "ok": poll.succeeded, "failed": poll.failed, "age": age}
+        fields: dict[str, Any] = {"state": poll.state, "ok": poll.succeeded, "failed": poll.failed, "age": age}
         progress = self._started()
 
         def drawn() -> None:

@@ -34,7 +34,10 @@ def estimate_table(plan: Plan, estimates: Sequence[TaskEstimate]) -> Table:
         table.add_column(column, justify="left" if column == "task" else "right", no_wrap=True)
     total = TaskEstimate(
         "total",
-        *(sum(getattr(e, f) for e in estimates) for f in ("examples", "unsendable", "cached", "to_generate")),
+        sum(e.examples for e in estimates),
+        sum(e.unsendable for e in estimates),
+        sum(e.cached for e in estimates),
+        sum(e.to_generate for e in estimates),
         sum(e.prompt_tokens for e in estimates),
         sum(e.truncated for e in estimates),
         sum_known([e.cost_low for e in estimates]),

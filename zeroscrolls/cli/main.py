@@ -106,7 +106,7 @@ class WordArguments(TyperCommand):
             (_argument_name(p), getattr(p, "help", None) or "") for p in params if p.param_type_name == "argument"
         ]
         options = [(p, record) for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))]
-        panels = [getattr(p, "rich_help_panel", None) for p, _ in options if p.name != "help"]
+        panels = [getattr(p, "rich_help_panel", None) or "" for p, _ in options if p.name != "help"]
         grouped = bool(panels) and all(panels)
         sections: dict[str, list[tuple[str, str]]] = {"Arguments": arguments}
         for p, record in options:
@@ -187,7 +187,8 @@ class LazyCommands(TyperGroup):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.commands = CommandTable()
+        # read only, where click allows adding commands: none is added once the app is built
+        self.commands = CommandTable()  # type: ignore[assignment]
 
     def list_commands(self, ctx: Context) -> list[str]:
         return list(self.commands)

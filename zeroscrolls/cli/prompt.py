@@ -76,10 +76,10 @@ def prompt(
         raise UsageError(str(exc)) from None
     typer.echo(fitted.text, nl=False)
     if record:
-        info = asdict(fitted.record) | {"kept_fraction": round(fitted.record.kept_fraction, 6)}
+        details = asdict(fitted.record) | {"kept_fraction": round(fitted.record.kept_fraction, 6)}
         if fitted.prefill:
-            info["assistant_prefill"] = fitted.prefill
-        Console(stderr=True).print_json(json.dumps(info))
+            details["assistant_prefill"] = fitted.prefill
+        Console(stderr=True).print_json(json.dumps(details))
 
 
 def register(app: typer.Typer) -> None:

@@ -5,11 +5,14 @@ user typed, so it can be pasted as is (the cache makes the rerun pay only for wh
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from zeroscrolls.core.credentials import without_credentials
+
+if TYPE_CHECKING:
+    from typer._click import Context
 
 PROGRAM = "zeroscrolls"
 
@@ -18,7 +21,7 @@ def resume_command(ctx: typer.Context) -> str:
     """The command line of `ctx` (`zeroscrolls <command> <what was typed>`), shell-quoted; options left at their
     defaults or taken from the environment are left out, as the user left them out."""
     names = []
-    node = ctx
+    node: Context = ctx  # its parents are click's contexts, which typer's extends
     while node.parent is not None:
         names.append(node.info_name or "")
         node = node.parent

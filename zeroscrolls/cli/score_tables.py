@@ -77,13 +77,16 @@ def breakdown_tables(result: BenchmarkResult) -> list[Table]:
     table."""
     tables = []
     for r in result.tasks.values():
-        for breakdown in r.analysis.breakdowns if r.analysis is not None else ():
+        analysis = r.analysis
+        if analysis is None:
+            continue
+        for breakdown in analysis.breakdowns:
             table = Table(title=f"{r.task}: {breakdown.title}", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-            for i, header in enumerate(r.analysis.headers(breakdown)):
+            for i, header in enumerate(analysis.headers(breakdown)):
                 table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
             for row in breakdown_rows(breakdown):
                 table.add_row(*map(str, row))
-            table.caption = r.analysis.chance_text or None
+            table.caption = analysis.chance_text or None
             tables.append(table)
     return tables
 
