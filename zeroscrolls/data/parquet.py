@@ -17,6 +17,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
@@ -87,7 +88,7 @@ def _converted(
         try:
             parts = [work / f"{index:05d}.jsonl" for index in range(len(names))]
             for name, part in zip(names, parts, strict=True):
-                dataset.download(task, name, revision, lambda shard, part=part: _as_jsonl(shard, part))
+                dataset.download(task, name, revision, partial(_as_jsonl, out=part))
             with (work / "all.jsonl").open("wb") as whole:
                 for part in parts:
                     with part.open("rb") as rows:

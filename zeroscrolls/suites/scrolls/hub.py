@@ -142,7 +142,7 @@ def _extract_member(task: str, split: str, commit: str, size: int, target: Path,
         try:
             _copy_member(task, member, commit, size, target, block_size)
             return
-        except (zipfile.BadZipFile, zlib.error, EOFError, *_network_errors()) as exc:
+        except (zipfile.BadZipFile, zlib.error, EOFError) + _network_errors() as exc:
             if attempt == 2:
                 raise UsageError(
                     f"could not read {member} out of {task}.zip on the Hub by HTTP range requests, twice "
