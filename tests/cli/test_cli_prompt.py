@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from tests.api_server import ApiServer
+from tests.tiny_models import build_tiny_t5, require_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.models import get_model
@@ -72,3 +75,25 @@ def test_budget_too_small_is_exit_2() -> None:
     )
     assert out.returncode == 2
     assert f"quality/{QUALITY_ID}: a budget of 100 tokens cannot hold" in out.stderr
+
+
+@pytest.fixture(scope="module")
+def t5_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_local()
+    return build_tiny_t5(tmp_path_factory.mktemp("tiny-t5"))
+
+
+def test_a_seq2seq_model_given_a_count_only_tokenizer_is_refused_in_one_line(
+    t5_dir: Path, sdk_server: ApiServer
+) -> None:
+    """A seq2seq model's prompt is cut at token ids, which Anthropic's count-tokens endpoint does not give: the
+    tokenizer is refused, naming it and what to pass instead, before a token is counted."""
+    result = CliRunner().invoke(
+        app,
+        ["prompt", "--task", "quality", "--id", QUALITY_ID, "--model", str(t5_dir), "--provider", "hf",
+         "--tokenizer", "anthropic:claude-sonnet-4-0", "--max-tokens", "256", "--data", "sample"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    assert "anthropic:claude-sonnet-4-0 only counts tokens" in result.stderr and "--tokenizer hf:" in result.stderr
+    assert sdk_server.calls("/v1/messages/count_tokens") == []

@@ -6,8 +6,10 @@ from __future__ import annotations
 import bisect
 import re
 
+from zeroscrolls.core.errors import UsageError
 from zeroscrolls.text.encodings import official_encoding, packaged_file
 from zeroscrolls.text.fitted import (
+    Budget,
     FitRule,
     FittedPrompt,
     TruncationRecord,
@@ -22,8 +24,9 @@ PROXY_ENCODING = "cl100k_base"
 """The local BPE whose token positions guide the search for a count-only tokenizer's cut (shipped offline)."""
 
 
-def fit_by_count(counter: TokenCounter, parts: PromptParts, max_tokens: int, budget: int, where: str) -> FittedPrompt:
-    """Count-only tokenizers (Anthropic): the longest document head whose whole prompt fits.
+def fit_by_count(counter: TokenCounter, parts: PromptParts, fit: Budget, where: str) -> FittedPrompt:
+    """Count-only tokenizers (Anthropic): the longest document head whose whole prompt fits. A seq2seq model is
+    refused (`UsageError`): its prompt is cut at token ids, which a count does not give.
 
     The official Claude runner cut at a character offset taken from a token position of a string that had
     the 9-character "\\n\\nHuman: " prefix, so it kept about 9 characters more than it meant to. The Messages
@@ -37,6 +40,12 @@ def fit_by_count(counter: TokenCounter, parts: PromptParts, max_tokens: int, bud
     words do. Document tokens are counted as the prompt counts them: the whole (or kept) prompt less the
     prompt without its document.
     """
+    if fit.encoder_decoder:
+        raise UsageError(
+            f"{counter.name} only counts tokens, and a seq2seq model's prompt is cut at token ids: pass --tokenizer "
+            "hf:<model> (or no --tokenizer: the model's own)"
+        )
+    max_tokens, budget = fit.max_tokens, fit.generation_budget
     prefill = parts.prefill or ""
     document = parts.text[parts.document_start : parts.document_end]
     total = counter.count(parts.text + prefill)

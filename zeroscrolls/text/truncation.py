@@ -212,10 +212,10 @@ class Truncator:
         return fitted
 
     def _fit(self, parts: PromptParts, budget: Budget, where: str) -> FittedPrompt:
+        if not self._encodes:  # refuses a seq2seq model, whose prompt is cut at token ids
+            return fit_by_count(self.tokenizer, parts, budget, where)
         if budget.encoder_decoder:
             return self._fit_seq2seq(parts, budget.max_tokens, where)
-        if not self._encodes:
-            return fit_by_count(self.tokenizer, parts, budget.max_tokens, budget.generation_budget, where)
         return self._fit_decoder(parts, budget, where)
 
     def _counted_document(self, parts: PromptParts, tokens: PromptTokens) -> int | None:
