@@ -158,17 +158,7 @@ class AnthropicProvider(HTTPProvider):
     def make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
         import anthropic
 
-        timeout = anthropic.Timeout(self.request_timeout, connect=self.connect_timeout)
-        http_client = anthropic.DefaultAioHttpClient() if self.takes_aiohttp() else None
-        url, query = self.client_endpoint()
-        return anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=url,
-            default_query=query,
-            max_retries=0,
-            timeout=timeout,
-            http_client=http_client,
-        )
+        return anthropic.AsyncAnthropic(api_key=api_key, **self.sdk_client_options(anthropic))
 
     def batch_api(self) -> AnthropicBatchAPI:
         """Message Batches on this provider's server and key, for `--batch`."""

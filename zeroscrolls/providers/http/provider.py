@@ -147,6 +147,19 @@ class HTTPProvider(StreamingProvider):
         url, _, query = self._url().partition("#")[0].partition("?")
         return url, dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
 
+    def sdk_client_options(self, sdk: Any) -> dict[str, Any]:
+        """What the official SDKs' async clients (`openai`, `anthropic`, passed as `sdk`) take from this provider, as
+        keywords of their shared constructor: the endpoint and its query, no retries of their own (ours classify
+        failures), the timeouts, and their aiohttp transport where it may be used."""
+        url, query = self.client_endpoint()
+        return {
+            "base_url": url,
+            "default_query": query,
+            "max_retries": 0,
+            "timeout": sdk.Timeout(self.request_timeout, connect=self.connect_timeout),
+            "http_client": sdk.DefaultAioHttpClient() if self.takes_aiohttp() else None,
+        }
+
     def takes_aiohttp(self) -> bool:
         """Whether the SDK's client may send through its aiohttp transport, which spends a third less CPU a request
         than httpx: not to a URL holding credentials, which aiohttp refuses beside the key's Authorization header

@@ -226,17 +226,7 @@ class OpenAIProvider(HTTPProvider):
     def make_client(self, api_key: str) -> openai.AsyncOpenAI:
         import openai
 
-        timeout = openai.Timeout(self.request_timeout, connect=self.connect_timeout)
-        http_client = openai.DefaultAioHttpClient() if self.takes_aiohttp() else None
-        url, query = self.client_endpoint()
-        return openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=url,
-            default_query=query,
-            max_retries=0,
-            timeout=timeout,
-            http_client=http_client,
-        )
+        return openai.AsyncOpenAI(api_key=api_key, **self.sdk_client_options(openai))
 
     def batch_api(self) -> OpenAIBatchAPI:
         """The Batch API (Files + Batches) on this provider's server and key, for `--batch`."""
