@@ -26,6 +26,7 @@ from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import StreamingProvider
+from zeroscrolls.providers.http.client import connect_timeout, sdk_client_options, split_endpoint
 from zeroscrolls.providers.http.fanout import fan_out
 from zeroscrolls.providers.http.options import normalized_endpoint, number_option
 from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits, pacing_line
@@ -41,8 +42,6 @@ CHARS_PER_TOKEN = 4
 """Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
 DEFAULT_REQUEST_TIMEOUT_S = 600.0
 """Seconds one attempt may take (`--request-timeout`): room for a long-context prompt and its whole answer."""
-CONNECT_TIMEOUT_S = 10.0
-"""Seconds to open a connection (at most the request timeout): a server that does not answer is not thinking."""
 NOT_CACHED = "not cached, so a rerun sends it again"
 
 
@@ -141,31 +140,12 @@ class HTTPProvider(StreamingProvider):
         return self.base_url or os.environ.get(self.base_url_env) or self.default_base_url
 
     def client_endpoint(self) -> tuple[str, dict[str, str]]:
-        """The server's URL without its query, and the query's parameters, as `make_client` hands them to the SDK
-        (`base_url`, `default_query`, sent with every request): the SDKs join their paths to the base URL as
-        text, which would put a query left in it before the path (`/v1?key=Kchat/completions`)."""
-        url, _, query = self._url().partition("#")[0].partition("?")
-        return url, dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+        """The server's URL without its query, and the query's parameters, as `make_client` hands them to the SDK."""
+        return split_endpoint(self._url())
 
     def sdk_client_options(self, sdk: Any) -> dict[str, Any]:
-        """What the official SDKs' async clients (`openai`, `anthropic`, passed as `sdk`) take from this provider, as
-        keywords of their shared constructor: the endpoint and its query, no retries of their own (ours classify
-        failures), the timeouts, and their aiohttp transport where it may be used."""
-        url, query = self.client_endpoint()
-        return {
-            "base_url": url,
-            "default_query": query,
-            "max_retries": 0,
-            "timeout": sdk.Timeout(self.request_timeout, connect=self.connect_timeout),
-            "http_client": sdk.DefaultAioHttpClient() if self.takes_aiohttp() else None,
-        }
-
-    def takes_aiohttp(self) -> bool:
-        """Whether the SDK's client may send through its aiohttp transport, which spends a third less CPU a request
-        than httpx: not to a URL holding credentials, which aiohttp refuses beside the key's Authorization header
-        (httpx sends them as Basic auth instead)."""
-        parts = urllib.parse.urlsplit(self._url())
-        return parts.username is None and parts.password is None
+        """The keywords of the SDK's async client (`openai`, `anthropic`, passed as `sdk`) for this provider."""
+        return sdk_client_options(sdk, self._url(), self.request_timeout)
 
     def _missing_key_message(self) -> str:
         return f"no {self.key_env} in the environment: set it (export {self.key_env}=...) and rerun"
@@ -256,7 +236,7 @@ class HTTPProvider(StreamingProvider):
 
     @property
     def connect_timeout(self) -> float:
-        return min(CONNECT_TIMEOUT_S, self.request_timeout)
+        return connect_timeout(self.request_timeout)
 
     def prompt_tokens(self, request: Request) -> int:
         """Prompt tokens of `request` as the API counts them: truncation's count plus message framing, or an
