@@ -15,7 +15,9 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
+
+from pydantic import create_model
 
 from tests import sdk_gate
 from zeroscrolls.core.errors import RunStopped
@@ -25,6 +27,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
 from zeroscrolls.providers.base import Generation, Provider, Request, StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.providers.options import ProviderOptions
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.text.templates import PromptStyle
 
@@ -176,14 +179,17 @@ class KeyedProvider(ScriptedProvider):
     folder or the cache."""
 
     name = "keyed"
-    accepted_options = frozenset({"api_key", "base_url"})
+
+    class Options(ProviderOptions):
+        api_key: str | None = None
+        base_url: str | None = None
 
 
 class EveryOptionProvider(ScriptedProvider):
     """Takes every provider option of the CLI, to show which options reach a provider and how."""
 
     name = "every-option"
-    accepted_options = frozenset(PROVIDER_OPTION_NAMES)
+    Options = create_model("EveryOption", __base__=ProviderOptions, **{n: (Any, None) for n in PROVIDER_OPTION_NAMES})
 
 
 class RecallProvider(ScriptedProvider):

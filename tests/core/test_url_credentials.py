@@ -17,6 +17,7 @@ from tests.providers_for_tests import ScriptedProvider
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.credentials import mask_secrets, url_secrets, without_credentials
 from zeroscrolls.providers.base import Generation, Request
+from zeroscrolls.providers.options import ProviderOptions
 
 SECRET = "sk-in-the-url-9c8d7e6f"
 KEY = "sk-env-key-1a2b3c4d"
@@ -120,10 +121,14 @@ class PathQuotingProvider(ScriptedProvider):
     URL's query, as an HTTP library's error may: an unexpected error, logged to error.log."""
 
     name = "path-quoting"
-    accepted_options = frozenset({"base_url"})
+
+    class Options(ProviderOptions):
+        base_url: str
+
+    options: Options
 
     async def answer(self, request: Request) -> Generation:
-        query = urllib.parse.urlsplit(self.options["base_url"]).query
+        query = urllib.parse.urlsplit(self.options.base_url).query
         raise RuntimeError(f"POST /v1/chat/completions?{query}: connection reset")
 
 

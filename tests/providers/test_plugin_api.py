@@ -26,6 +26,7 @@ PROVIDERS_API = {
     "PromptCache",
     "PromptStyle",
     "Provider",
+    "ProviderOptions",
     "Request",
     "RunStopped",
     "StreamingProvider",
@@ -36,6 +37,7 @@ PROVIDERS_API = {
 }
 HTTP_API = {
     "Classifier",
+    "HTTPOptions",
     "HTTPProvider",
     "RateLimiter",
     "Reply",
@@ -44,7 +46,6 @@ HTTP_API = {
     "header_number",
     "http_failure",
     "normalized_endpoint",
-    "number_option",
     "reading_reply",
     "retry_after",
 }

@@ -45,7 +45,7 @@ def zs(*args: str | Path) -> tuple[int, str]:
         (("run", "--model", "gpt-4o", "--seed", "1"), "the openai provider does not take --seed"),
         (
             ("run", "--provider", "echo", "--model", "x", "--rpm", "5"),
-            "the echo provider does not take --rpm; it takes no options",
+            "the echo provider does not take --rpm; it takes --words",
         ),
         (
             ("sweep", "--model", "naive", "--max-tokens", "1024", "--base-url", "http://h/v1"),

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from zeroscrolls.cli.options import SuiteOption
+from zeroscrolls.cli.options import ProviderOption, SuiteOption
 from zeroscrolls.cli.tables import fits, plain_table, print_widest
 from zeroscrolls.core.plugins import loadable
 from zeroscrolls.core.task import DEFAULT_SUITE
@@ -112,14 +112,28 @@ def tasks(suite: SuiteOption = DEFAULT_SUITE, wide: WideOption = False) -> None:
     _print_with_extra(f"{chosen.title} tasks", layouts, ["answer type", "tag"] if wide else [], rows)
 
 
-def models(wide: WideOption = False) -> None:
+OptionsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--options",
+        metavar="MODEL",
+        help="Instead of the registry, the options of the provider that serves MODEL (of --provider's, when given): "
+        "each one's flag or --option KEY=VALUE, type, default and meaning.",
+    ),
+]
+
+
+def models(wide: WideOption = False, options: OptionsOption = None, provider: ProviderOption = None) -> None:
     """List the registry: provider, token budget (encoder input for encoder-decoder models), context window and
     prices per million tokens, then the notes and the providers, built in and from plugins (a provider plugin that
     cannot be loaded is left out with a warning naming it); --wide adds tokenizer and prompt style and puts the
-    notes in a table.
+    notes in a table. With --options MODEL, the options its provider takes instead.
 
-    Example: zeroscrolls models
+    Example: zeroscrolls models --options gpt-4o
     """
+    if options is not None:
+        _print_provider_options(options, provider)
+        return
     from zeroscrolls.providers.base import BUILTIN_PROVIDERS, installed_providers, resolve_provider
     from zeroscrolls.providers.models import (
         REGISTRY,  # prompt styles, yaml and pydantic: not for every command's start-up
@@ -155,6 +169,29 @@ def models(wide: WideOption = False) -> None:
         markup=False,
     )
     _warn_unlisted(refused)
+
+
+def _print_provider_options(model: str, provider: str | None) -> None:
+    """The options of the provider serving `model`, as `run` and `sweep` take them: by their flag where the command
+    has one, else as --option NAME=VALUE."""
+    from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
+    from zeroscrolls.providers.options import option_flag, options_help
+    from zeroscrolls.run.planning import provider_class
+
+    chosen = provider_class(model, provider)
+    flagged = {*PROVIDER_OPTION_NAMES, "seed", "concurrency"}  # the run's --seed and --concurrency reach it too
+    rows = [
+        (option_flag(row.name) if row.name in flagged else f"--option {row.name}=...", row.type, row.default, row.text)
+        for row in options_help(chosen.Options)
+    ]
+    table = Table(title=f"Options of the {chosen.name} provider", title_justify="left", box=None, pad_edge=False)
+    for index, column in enumerate(("option", "type", "default")):  # whole, however narrow: the meaning wraps
+        table.add_column(column, no_wrap=True, min_width=max((len(row[index]) for row in rows), default=0))
+    table.add_column("meaning")
+    for row in rows:
+        table.add_row(*map(escape, row))
+    console = Console()
+    console.print(table if table.rows else f"the {chosen.name} provider takes no options", highlight=False)
 
 
 def tokenizer_label(spec: str, model: str) -> str:

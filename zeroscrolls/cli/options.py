@@ -1,4 +1,5 @@
-"""Options shared by several commands, declared once; the checks their values pass are in evaluation/options.py.
+"""Options shared by several commands, declared once; the checks their values pass are in evaluation/options.py (the
+run's own) and in each provider's `Options` (the provider's).
 
 Every option `run` and `sweep` take names its group in their help (`rich_help_panel`): the groups show in the order
 of `PANELS`, so a newcomer reads the options of a first run before those of each provider kind."""
@@ -10,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from zeroscrolls.evaluation.options import MAX_CONCURRENCY
+from zeroscrolls.providers.http.client import MAX_CONCURRENCY
 from zeroscrolls.run.budgets import parse_budget
 
 COMMON = "Common options"
@@ -156,6 +157,16 @@ ProviderOption = Annotated[
         "--provider",
         "-p",
         help="Provider name, or package.module:Class (default: from the registry).",
+        rich_help_panel=PROVIDER,
+    ),
+]
+OptionOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        metavar="KEY=VALUE",
+        help="A provider option, repeatable: any option the model's provider takes, a plugin's own included "
+        "(`zeroscrolls models --options MODEL` lists them).",
         rich_help_panel=PROVIDER,
     ),
 ]

@@ -13,7 +13,8 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sampling import selection
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options, provider_options
+from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options
+from zeroscrolls.providers.options import option_flag, parse_option_pairs
 from zeroscrolls.run.budgets import parse_budget
 from zeroscrolls.run.values import RunConfig
 from zeroscrolls.suites.base import resolve_suite
@@ -59,19 +60,13 @@ def run_config(
     **options: Any,
 ) -> RunConfig:
     """The `RunConfig` `zeroscrolls run` runs for these options (the CLI's names, `-` as `_`; comma lists may be
-    Python sequences; `max_tokens` is read as --max-tokens is, 4096 or "4k"); `options` are the provider options
-    (`base_url`, `api_key_env`, `tokenizer`, ...). `command` is recorded in the manifest (default: the `zeroscrolls
-    run` command line asking for the same run); `batch_watcher` is told what each poll of a waiting `--batch` run
+    Python sequences; `max_tokens` is read as --max-tokens is, 4096 or "4k"); `options` are the provider's options
+    (`base_url`, `api_key_env`, `tokenizer`, a plugin's own, ...), which its `Options` check when it is built.
+    `command` is recorded in the manifest (default: the `zeroscrolls run` command line asking for the same run);
+    `batch_watcher` is told what each poll of a waiting `--batch` run
     finds (the terminal's progress bars). A mistake is a `UsageError` with the command line's message."""
     arguments = {name: value for name, value in locals().items() if name != "options"} | options
     check_options(arguments)
-    unknown = sorted(set(options) - set(PROVIDER_OPTION_NAMES))
-    if unknown:
-        own = [n for n in inspect.signature(run_config).parameters if n not in ("command", "batch_watcher", "options")]
-        raise UsageError(
-            f"unknown option(s) {', '.join(unknown)}: pass options of `zeroscrolls run` ({', '.join(own)}) or "
-            f"provider options ({', '.join(PROVIDER_OPTION_NAMES)}), named with _ for -"
-        )
     from zeroscrolls.evaluation.batch import batch_settings  # the batch API's checks: only here, where they apply
 
     chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
@@ -90,7 +85,7 @@ def run_config(
         concurrency=concurrency,
         max_cost=max_cost,
         seed=provider_seed(model, provider, seed, sample),
-        provider_options=provider_options({name: options.get(name) for name in PROVIDER_OPTION_NAMES}),
+        provider_options={name: value for name, value in options.items() if value is not None},
         overwrite=overwrite,
         command=tuple(command) if command is not None else cli_command("run", arguments, run_config),
         batch=batch_settings(
@@ -107,11 +102,21 @@ def run_config(
 
 
 def run_options(parameters: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:
-    """The options `run_config` takes (its keywords and the provider options) among a command's `parameters`, less
-    `exclude`: what `zeroscrolls run` and `zeroscrolls sweep` hand it, named as it names them."""
+    """The options `run_config` takes among a command's `parameters` (its keywords, the provider options named by
+    flags, and the provider's options given as `--option KEY=VALUE`), less `exclude`: what `zeroscrolls run` and
+    `zeroscrolls sweep` hand it, named as it names them. An option given both ways, or a run option given as
+    `--option`, is a `UsageError`."""
     own = [n for n in inspect.signature(run_config).parameters if n not in ("model", "command", "batch_watcher")]
-    names = [*own, *PROVIDER_OPTION_NAMES]
-    return {name: parameters[name] for name in names if name in parameters and name not in exclude}
+    chosen = {name: parameters[name] for name in [*own, *PROVIDER_OPTION_NAMES] if name in parameters}
+    for name, value in parse_option_pairs(parameters.get("option") or ()).items():
+        if name in own:
+            raise UsageError(
+                f"--option {name}=...: {name} is the run's option, not the provider's; pass {option_flag(name)}"
+            )
+        if chosen.get(name) is not None:
+            raise UsageError(f"{option_flag(name)} is given twice, as a flag and as --option {name}=...; keep one")
+        chosen[name] = value
+    return {name: value for name, value in chosen.items() if name not in exclude}
 
 
 def comma_list(value: str | Sequence[str]) -> str:
@@ -124,27 +129,27 @@ def provider_seed(model: str, provider: str | None, seed: int | None, sample: in
     the provider too only if it takes one (an API model is not refused for it)."""
     if seed is None or sample is None:
         return seed
+    from zeroscrolls.providers.base import option_names
     from zeroscrolls.run.planning import provider_class
 
-    return seed if "seed" in provider_class(model, provider).accepted_options else None
+    return seed if "seed" in option_names(provider_class(model, provider)) else None
 
 
 def cli_command(name: str, arguments: Mapping[str, Any], *functions: Callable[..., Any]) -> tuple[str, ...]:
     """The `zeroscrolls NAME` command line asking for what `arguments` ask of `functions` (values left at their
     defaults left out), for the manifest: a run started from Python shows how to resume it from a shell."""
-    defaults = {
-        key: p.default
-        for function in functions
-        for key, p in inspect.signature(function).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
+    parameters = {key: p for function in functions for key, p in inspect.signature(function).parameters.items()}
+    defaults = {key: p.default for key, p in parameters.items() if p.default is not inspect.Parameter.empty}
     words = ["zeroscrolls", name]
     for key, value in arguments.items():
         if key in ("command", "batch_watcher") or value is None or value is False:
             continue
         if key in defaults and value == defaults[key]:
             continue
-        flag = "--" + key.replace("_", "-")
+        if key not in parameters and key not in PROVIDER_OPTION_NAMES:  # a provider's option without a flag of its own
+            words += ["--option", f"{key}={value}"]
+            continue
+        flag = option_flag(key)
         if value is True:
             words.append(flag)
         else:

@@ -351,7 +351,7 @@ def _manifest(plan: Plan, result: RunResult, started: str) -> dict[str, Any]:
             "class": f"{provider_class.__module__}:{provider_class.__qualname__}",
             "options": {
                 k: without_credentials(v)
-                for k, v in config.all_provider_options().items()
+                for k, v in plan.provider.options.model_dump(mode="json", exclude_unset=True).items()
                 if not _SECRET_OPTION.search(k)
             },
             "decoding": plan.provider.decoding(profile),

@@ -6,6 +6,7 @@ HTTPProvider`); every other module is internal and may change. They load on firs
 package imports neither an SDK nor a tokenizer library.
 
 - `Provider` (subclass it, implement `generate`), `StreamingProvider` (one that takes requests one by one),
+  `ProviderOptions` (subclass it as the provider's `Options`: its typed options, set with `--option KEY=VALUE`),
   `ModelProfile` (what a model is: budget, tokenizer, prompt style, prices), `PromptCache` (`Provider.prompt_cache`).
 - `Request` (what is asked), `Generation` (what is answered), `Failure` and `Kind` (what went wrong with one request,
   set on its `Generation`).
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from zeroscrolls.providers import http
     from zeroscrolls.providers.base import PromptCache, Provider, StreamingProvider
     from zeroscrolls.providers.models import ModelProfile
+    from zeroscrolls.providers.options import ProviderOptions
     from zeroscrolls.text.templates import PromptStyle
     from zeroscrolls.text.tokenizers import BatchEncoder, TokenCounter, Tokenizer
 
@@ -33,6 +35,7 @@ _PUBLIC = {
     "Provider": "zeroscrolls.providers.base",
     "StreamingProvider": "zeroscrolls.providers.base",
     "PromptCache": "zeroscrolls.providers.base",
+    "ProviderOptions": "zeroscrolls.providers.options",
     "ModelProfile": "zeroscrolls.providers.models",
     "Request": "zeroscrolls.core.requests",
     "Generation": "zeroscrolls.core.requests",
@@ -55,6 +58,7 @@ __all__ = [
     "PromptCache",
     "PromptStyle",
     "Provider",
+    "ProviderOptions",
     "Request",
     "RunStopped",
     "StreamingProvider",

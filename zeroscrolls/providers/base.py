@@ -19,6 +19,7 @@ from zeroscrolls.core.plugins import find, installed, load_target
 from zeroscrolls.core.requests import KEY_VERSION as KEY_VERSION  # exported here as before
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
+from zeroscrolls.providers.options import ProviderOptions, validated_options
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class Provider(ABC):
 
     A subclass sets `name` and implements `generate`; usually `profile` too (the default knows only the registry's
     models of this provider). Every other member is an optional hook whose default suits a provider that needs
-    nothing more: `default_concurrency`, `accepted_options`, `unregistered_profile`, `tokenizer`, `decoding`,
+    nothing more: `default_concurrency`, `Options`, `unregistered_profile`, `tokenizer`, `decoding`,
     `completion_budget`, `identity`, `cost`, `prompt_cache`, `check_ready`, `protocol_notes`, `aclose`, and, for
     a provider that answers from the data rather than from the prompt (the naive baselines), `use_examples` and
     `task_decoding`. A request that fails is a `Generation` with its `Failure`; when nothing more can succeed (a
@@ -65,16 +66,17 @@ class Provider(ABC):
     the class, and a provider that wraps another (`BatchProvider`) takes the inner one's."""
     default_concurrency: ClassVar[int] = 8
     """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
-    accepted_options: ClassVar[frozenset[str]] = frozenset()
-    """The run options this provider takes (`base_url`, `device`, `seed`, ...); `check_options` refuses any other
-    before the provider is built, so an option never silently does nothing."""
+    Options: ClassVar[type[ProviderOptions]] = ProviderOptions
+    """The options this provider takes (`base_url`, `device`, `seed`, ...), typed and described; any other is refused
+    when the provider is built, so an option never silently does nothing."""
     sending_modules: ClassVar[tuple[str, ...]] = ()
     """What sending imports that is slow to import (an SDK: about a second), imported in the background as soon as
     a run knows it will send, so the first request does not wait for it."""
 
     def __init__(self, **options: Any) -> None:
-        """`options` are the run's provider options (base_url, device, ...), among `accepted_options`."""
-        self.options = options
+        """`options` are the run's provider options (base_url, device, ...), validated as `Options` (a `UsageError`
+        names each problem); the provider reads them typed from `self.options`."""
+        self.options = validated_options(self.Options, self.name, options)
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
         """The model's profile with the user's `--max-tokens` applied: the registry entry when there is one,
@@ -195,19 +197,9 @@ async def each(requests: Sequence[Request]) -> AsyncIterator[Request]:
         yield request
 
 
-def check_options(provider: type[Provider], options: Mapping[str, Any]) -> None:
-    """Refuse options `provider` does not take, naming those it does (a `UsageError`, exit 2)."""
-    unknown = sorted(set(options) - provider.accepted_options)
-    if unknown:
-        takes = ", ".join(map(option_flag, sorted(provider.accepted_options))) or "no options"
-        raise UsageError(
-            f"the {provider.name} provider does not take {', '.join(map(option_flag, unknown))}; it takes {takes}"
-        )
-
-
-def option_flag(option: str) -> str:
-    """The command-line flag of a provider option: `base_url` -> `--base-url`."""
-    return f"--{option.replace('_', '-')}"
+def option_names(provider: type[Provider]) -> frozenset[str]:
+    """The options `provider` takes."""
+    return frozenset(provider.Options.model_fields)
 
 
 def installed_providers() -> dict[str, str]:

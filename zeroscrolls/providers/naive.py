@@ -22,6 +22,7 @@ from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import StreamingProvider
 from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.providers.options import SeededOptions
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.naive import DEFAULT_SEED, RULES_VERSION, NaiveAnswer, NaiveInput
 
@@ -37,11 +38,12 @@ class NaiveProvider(StreamingProvider):
     name = "naive"
     default_concurrency: ClassVar[int] = 1_000_000
     """Generation is pure computation: the runner hands over every request at once."""
-    accepted_options = frozenset({"seed"})
+    Options = SeededOptions
+    options: SeededOptions
 
-    def __init__(self, seed: int | None = None, **options: Any) -> None:
+    def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.seed = DEFAULT_SEED if seed is None else seed
+        self.seed = DEFAULT_SEED if self.options.seed is None else self.options.seed
         self.rules: dict[str, NaiveRule] = {}
         """Per task, the rule the suite learned from the run's data (none for ZeroSCROLLS)."""
         self.examples: dict[tuple[str, str], Example] = {}

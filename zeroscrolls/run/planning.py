@@ -10,7 +10,7 @@ from typing import Any
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.requests import Request
 from zeroscrolls.core.task import DEFAULT_SUITE, Task
-from zeroscrolls.providers.base import Provider, check_options, resolve_provider
+from zeroscrolls.providers.base import Provider, option_names, resolve_provider
 from zeroscrolls.providers.models import ModelProfile, get_model
 from zeroscrolls.suites.base import default_suite
 from zeroscrolls.text.fitted import Budget, FittedPrompt
@@ -30,14 +30,14 @@ def resolve_model(
 
     Without `--provider`, the registry names the provider (an unknown model is an error with close names);
     with it, the provider builds the profile itself, so models the registry does not know work too. Options the
-    provider does not take are refused; `shared` options (a sweep's, shared by models of several providers) are
-    left out instead, and the sweep refuses those that none of its providers takes.
+    provider does not take are refused, as are values its `Options` do not accept; `shared` options (a sweep's,
+    shared by models of several providers) are left out instead, and the sweep refuses those that none of its
+    providers takes.
     """
     cls = provider_class(model, provider)
     options = options or {}
     if shared:
-        options = {name: value for name, value in options.items() if name in cls.accepted_options}
-    check_options(cls, options)
+        options = {name: value for name, value in options.items() if name in option_names(cls)}
     instance = cls(**options)
     return instance, instance.profile(model, max_tokens)
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.engine import remember_in_cache
-from zeroscrolls.providers.base import Provider, option_flag
+from zeroscrolls.providers.base import Provider, option_names
 from zeroscrolls.providers.models import ModelProfile
+from zeroscrolls.providers.options import option_flag
 from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.budgets import parse_budget
 from zeroscrolls.run.planning import resolve_model
@@ -77,7 +78,7 @@ def truncators(config: SweepConfig, cache: GenerationCache | None = None) -> dic
                 resolved.setdefault(model, resolve_model(model, config.run.provider, budget, options, shared=True))
             except UsageError as exc:
                 refused.append(f"{model} at {budget}: {exc}")
-    taken = {name for provider, _ in resolved.values() for name in type(provider).accepted_options}
+    taken = {name for provider, _ in resolved.values() for name in option_names(type(provider))}
     unused = sorted(set(options) - taken - {"seed"})  # --seed also seeds the sweep's bootstrap
     if unused and not refused:
         flags = ", ".join(map(option_flag, unused))

@@ -62,7 +62,7 @@ def run_to_end(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 class AnthropicProvider(HTTPProvider):
-    """Options: base_url, api_key_env, max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
+    """Anthropic's Messages API; takes `HTTPOptions`."""
 
     name = "anthropic"
     default_key_env = "ANTHROPIC_API_KEY"

@@ -7,7 +7,8 @@
 - `http_failure`: the `Failure` an HTTP status means (for `classify`); `retry_after`: the wait a server asked for.
 - `RetryPolicy` and `Classifier`: retries while a failure is `retryable`, with backoff or the server's wait.
 - `RateLimiter`, `ServerLimits`, `header_number`: requests- and tokens-per-minute pacing from a server's headers.
-- `number_option`, `normalized_endpoint`: option checks, and the endpoint as cache keys hold it.
+- `HTTPOptions`: the options every HTTP provider takes (subclass it to add more); `normalized_endpoint`: the
+  endpoint as cache keys hold it.
 
 The names load on first access, so importing this package imports no SDK.
 """
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from zeroscrolls.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from zeroscrolls.providers.http.options import normalized_endpoint, number_option
+    from zeroscrolls.providers.http.options import HTTPOptions, normalized_endpoint
     from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits, header_number
     from zeroscrolls.providers.http.provider import HTTPProvider
     from zeroscrolls.providers.http.reply import Reply, reading_reply
@@ -37,11 +38,12 @@ _PUBLIC = {
     "ServerLimits": "pacing",
     "header_number": "pacing",
     "normalized_endpoint": "options",
-    "number_option": "options",
+    "HTTPOptions": "options",
 }
 
 __all__ = [
     "Classifier",
+    "HTTPOptions",
     "HTTPProvider",
     "RateLimiter",
     "Reply",
@@ -50,7 +52,6 @@ __all__ = [
     "header_number",
     "http_failure",
     "normalized_endpoint",
-    "number_option",
     "reading_reply",
     "retry_after",
 ]

@@ -6,6 +6,9 @@ from __future__ import annotations
 import urllib.parse
 from typing import Any
 
+MAX_CONCURRENCY = 1000
+"""The most requests `--concurrency` may keep in flight: the SDK clients' connection pool holds 1,000, so more would
+only queue, each queued sender costing memory."""
 CONNECT_TIMEOUT_S = 10.0
 """Seconds to open a connection (at most the request timeout): a server that does not answer is not thinking."""
 

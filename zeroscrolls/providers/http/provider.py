@@ -28,7 +28,12 @@ from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import StreamingProvider
 from zeroscrolls.providers.http.client import connect_timeout, sdk_client_options, split_endpoint
 from zeroscrolls.providers.http.fanout import fan_out
-from zeroscrolls.providers.http.options import normalized_endpoint, number_option
+from zeroscrolls.providers.http.options import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_REQUEST_TIMEOUT_S,
+    HTTPOptions,
+    normalized_endpoint,
+)
 from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits, pacing_line
 from zeroscrolls.providers.http.reply import Reply, _MalformedReply
 from zeroscrolls.providers.http.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, RetryPolicy
@@ -40,8 +45,6 @@ log = logging.getLogger("zeroscrolls.providers")
 
 CHARS_PER_TOKEN = 4
 """Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
-DEFAULT_REQUEST_TIMEOUT_S = 600.0
-"""Seconds one attempt may take (`--request-timeout`): room for a long-context prompt and its whole answer."""
 NOT_CACHED = "not cached, so a rerun sends it again"
 
 
@@ -52,11 +55,11 @@ class _AttemptTimeout(Exception):
 
 class HTTPProvider(StreamingProvider):
     """The shared base of providers that call an HTTP API through an SDK (the built-in openai and anthropic, and any
-    plugin for another API). It takes the options base_url, api_key_env, max_retries, request_timeout, max_wait,
-    rpm, tpm and concurrency, checks the key, sends each request as the run hands it over with up to `concurrency`
-    in flight, paces them under the server's requests and tokens per minute (`RateLimiter`), retries what
-    `classify` calls retryable (`RetryPolicy`), prices answers from the profile and turns each answer or failure
-    into a `Generation`; a failure that `stops_run` raises `RunStopped`.
+    plugin for another API). It takes `HTTPOptions` (a subclass declares more in a subclass of it), checks the
+    key, sends each request as the run hands it over with up to `concurrency` in flight, paces them under the
+    server's requests and tokens per minute (`RateLimiter`), retries what `classify` calls retryable
+    (`RetryPolicy`), prices answers from the profile and turns each answer or failure into a `Generation`; a
+    failure that `stops_run` raises `RunStopped`.
 
     A subclass sets `name`, `default_key_env`, `base_url_env` and `default_base_url`, and implements `make_client`,
     `send` (reading the body inside `reading_reply`), `classify` (`http_failure` does the status codes) and
@@ -68,29 +71,25 @@ class HTTPProvider(StreamingProvider):
     """The environment variable the SDK reads the server from when `--base-url` is not given."""
     default_base_url: ClassVar[str]
     """The SDK's server when neither `--base-url` nor `base_url_env` names one."""
-    default_concurrency: ClassVar[int] = 32
-    accepted_options = frozenset(
-        {"base_url", "api_key_env", "max_retries", "request_timeout", "max_wait", "rpm", "tpm", "concurrency"}
-    )
+    default_concurrency: ClassVar[int] = DEFAULT_CONCURRENCY
+    Options: ClassVar[type[HTTPOptions]] = HTTPOptions
+    options: HTTPOptions
     withheld_finish_reasons: ClassVar[frozenset[str]] = frozenset()
     """Finish reasons of an answer a content filter or refusal withheld: failures, never cached."""
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.base_url: str | None = options.get("base_url")
-        if self.base_url is not None:
-            normalized_endpoint(self.base_url)  # refused now, not retried: "" would mean the SDK's default server
-        self.key_env: str = options.get("api_key_env") or self.default_key_env
-        max_retries = number_option(options, "max_retries", 0)
-        max_wait = number_option(options, "max_wait", 0)
+        given = self.options
+        self.base_url: str | None = given.base_url
+        self.key_env: str = given.api_key_env or self.default_key_env
         self.retry = RetryPolicy(
-            DEFAULT_MAX_RETRIES if max_retries is None else int(max_retries),
-            max_wait=DEFAULT_MAX_WAIT_S if max_wait is None else max_wait,
+            DEFAULT_MAX_RETRIES if given.max_retries is None else given.max_retries,
+            max_wait=DEFAULT_MAX_WAIT_S if given.max_wait is None else given.max_wait,
         )
-        self.request_timeout = number_option(options, "request_timeout", 0.1) or DEFAULT_REQUEST_TIMEOUT_S
-        self.concurrency = int(number_option(options, "concurrency", 1) or self.default_concurrency)
-        self._rpm = number_option(options, "rpm", 1)
-        self._tpm = number_option(options, "tpm", 1)
+        self.request_timeout = given.request_timeout or DEFAULT_REQUEST_TIMEOUT_S
+        self.concurrency = given.concurrency or self.default_concurrency
+        self._rpm = given.rpm
+        self._tpm = given.tpm
         self._profiles: dict[str, ModelProfile] = {}
         self._client: Any = None
         self._limiter: RateLimiter | None = None

@@ -15,13 +15,15 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from pydantic import Field, field_validator
 
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import require_extra
-from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request
+from zeroscrolls.providers.local.hf_models import HuggingFaceModels, LocalOptions, encode_request
 from zeroscrolls.providers.models import ModelProfile
 
 if TYPE_CHECKING:
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
 
 
 DEVICE_PATTERN = re.compile(r"auto|cpu|cuda(:\d+)?")
-DTYPES = ("auto", "float32", "bfloat16", "float16")
 BATCH_TOKENS = 32_768
 """Automatic batches hold at most this many padded tokens (longest input + new tokens, times the batch size)."""
 MAX_AUTO_BATCH = 64
@@ -81,34 +82,42 @@ def plan_batches(items: Sequence[Item], batch_size: int | None, token_budget: in
     return batches
 
 
+class HFOptions(LocalOptions):
+    """transformers' placement of the model and its batches."""
+
+    batch_size: int | None = Field(
+        None,
+        ge=1,
+        description=f"Prompts generated together (default: by length, up to {BATCH_TOKENS:,} padded tokens a batch).",
+    )
+    device: str | None = Field(None, description="Where the model runs: auto, cpu, cuda or cuda:N (default: auto).")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] | None = Field(
+        None, description="The weights' precision (default: auto, bfloat16 on a GPU that has it, float32 on a CPU)."
+    )
+
+    @field_validator("device")
+    @classmethod
+    def _a_device(cls, device: str | None) -> str | None:
+        if device is not None and not DEVICE_PATTERN.fullmatch(device):
+            raise ValueError(f"--device {device!r} is not one of auto, cpu, cuda, cuda:N")
+        return device
+
+
 class HFProvider(HuggingFaceModels):
     """transformers' `generate`: `AutoModelForSeq2SeqLM` for encoder-decoder models, `AutoModelForCausalLM` else."""
 
     name = "hf"
     default_concurrency = 1
-    accepted_options = HuggingFaceModels.accepted_options | {"batch_size", "device", "dtype"}
+    Options = HFOptions
+    options: HFOptions
 
-    def __init__(
-        self,
-        *,
-        batch_size: int | None = None,
-        device: str | None = None,
-        dtype: str | None = None,
-        **options: Any,
-    ) -> None:
+    def __init__(self, **options: Any) -> None:
         require_extra("torch", "hf", "local")
         require_extra("transformers", "hf", "local")
         super().__init__(**options)
-        device, dtype = device or "auto", dtype or "auto"
-        if not DEVICE_PATTERN.fullmatch(device):
-            raise UsageError(f"--device {device!r} is not one of auto, cpu, cuda, cuda:N")
-        if dtype not in DTYPES:
-            raise UsageError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-        if batch_size is not None and batch_size < 1:
-            raise UsageError(f"--batch-size must be at least 1, got {batch_size}")
-        self.batch_size = batch_size
-        self.device = self._resolve_device(device)
-        self.dtype = self._resolve_dtype(dtype)
+        self.batch_size = self.options.batch_size
+        self.device = self._resolve_device(self.options.device or "auto")
+        self.dtype = self._resolve_dtype(self.options.dtype or "auto")
         self._loaded: LoadedModel | None = None
 
     @staticmethod

@@ -17,11 +17,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic import Field
+
 from zeroscrolls.core.connection import connect_failure, hub_unreachable
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.base import Provider, tokenizer_for
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
+from zeroscrolls.providers.options import SeededOptions
 from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.tokenizers import HFTokenizer, TokenCounter
 
@@ -153,6 +156,16 @@ def encode_request(tokenizer: PreTrainedTokenizerBase, request: Request) -> list
     return list(tokenizer.encode(request.prompt or "", verbose=False))
 
 
+class LocalOptions(SeededOptions):
+    """What both local providers take: the generation seed and a tokenizer for a model that lacks its own."""
+
+    tokenizer: str | None = Field(
+        None,
+        description="Tokenizer for a model the registry does not know: a Hugging Face tokenizer (default: the "
+        "model's own).",
+    )
+
+
 class HuggingFaceModels(Provider):
     """Shared by `hf` and `vllm`: any model with a config.json works, registry entries (of either provider) keep
     their settings.
@@ -161,12 +174,12 @@ class HuggingFaceModels(Provider):
     the official 8192 encoder tokens). Tokenizers load once per spec and are shared by truncation and generation.
     """
 
-    accepted_options: ClassVar[frozenset[str]] = frozenset({"seed", "tokenizer"})
+    Options: ClassVar[type[LocalOptions]] = LocalOptions
+    options: LocalOptions
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        seed = options.get("seed")
-        self.seed = SEED if seed is None else int(seed)
+        self.seed = SEED if self.options.seed is None else self.options.seed
         self._tokenizers: dict[str, TokenCounter] = {}
         self._profiles: dict[str, ModelProfile] = {}
         self._identities: dict[str, dict[str, Any]] = {}
@@ -197,7 +210,7 @@ class HuggingFaceModels(Provider):
 
     def unregistered_profile(self, model: str, max_tokens: int | None) -> ModelProfile:
         config = read_model_config(model)
-        spec = self.options.get("tokenizer") or f"hf:{model}"
+        spec = self.options.tokenizer or f"hf:{model}"
         if config.encoder_decoder:
             default = min(config.context_window or SEQ2SEQ_INPUT_TOKENS, SEQ2SEQ_INPUT_TOKENS)
             style, new_tokens = PromptStyle.COMPLETION, SEQ2SEQ_NEW_TOKENS  # spec §3.1, §3.5

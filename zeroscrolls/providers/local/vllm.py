@@ -25,11 +25,13 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.base import require_extra
-from zeroscrolls.providers.local.hf_models import HuggingFaceModels, encode_request, read_model_config
+from zeroscrolls.providers.local.hf_models import HuggingFaceModels, LocalOptions, encode_request, read_model_config
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
 
 if TYPE_CHECKING:
@@ -72,44 +74,43 @@ def encoder_decoder_refused(model: str) -> UsageError:
     )
 
 
+class VLLMOptions(LocalOptions):
+    """vLLM's engine arguments a run may set."""
+
+    tensor_parallel_size: int | None = Field(None, ge=1, description="GPUs per vLLM engine.")
+    pipeline_parallel_size: int | None = Field(None, ge=1, description="Pipeline stages of a vLLM engine.")
+    max_model_len: int | None = Field(
+        None, ge=1, description="The engine's context length (default: the run's longest request)."
+    )
+    dtype: str | None = Field(None, description="The weights' precision, as vLLM names it (default: auto).")
+    gpu_memory_utilization: float | None = Field(
+        None, gt=0, le=1, description="Share of GPU memory vLLM may use (default: vLLM's)."
+    )
+    distributed_executor_backend: str | None = Field(None, description="vLLM executor: mp (one node) or ray.")
+
+
+ENGINE_OPTIONS = {
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "gpu_memory_utilization",
+    "distributed_executor_backend",
+}
+"""The options handed to `vllm.LLM` as they are."""
+
+
 class VLLMProvider(HuggingFaceModels):
     """vLLM's `LLM` engine, created once at the first `generate` with the run's engine arguments."""
 
     name = "vllm"
     default_concurrency = 1
-    accepted_options = HuggingFaceModels.accepted_options | {
-        "tensor_parallel_size",
-        "pipeline_parallel_size",
-        "max_model_len",
-        "dtype",
-        "gpu_memory_utilization",
-        "distributed_executor_backend",
-    }
+    Options = VLLMOptions
+    options: VLLMOptions
 
-    def __init__(
-        self,
-        *,
-        tensor_parallel_size: int | None = None,
-        pipeline_parallel_size: int | None = None,
-        max_model_len: int | None = None,
-        dtype: str | None = None,
-        gpu_memory_utilization: float | None = None,
-        distributed_executor_backend: str | None = None,
-        **options: Any,
-    ) -> None:
+    def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.engine_options = {
-            key: value
-            for key, value in {
-                "tensor_parallel_size": tensor_parallel_size,
-                "pipeline_parallel_size": pipeline_parallel_size,
-                "gpu_memory_utilization": gpu_memory_utilization,
-                "distributed_executor_backend": distributed_executor_backend,
-            }.items()
-            if value is not None
-        }
-        self.max_model_len = max_model_len
-        self.dtype = dtype or "auto"
+        self.engine_options = self.options.model_dump(include=ENGINE_OPTIONS, exclude_none=True)
+        self.max_model_len = self.options.max_model_len
+        self.dtype = self.options.dtype or "auto"
         self._llm: LLM | None = None
         self._max_model_len = 0
 

@@ -19,12 +19,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import tiktoken
+from pydantic import Field
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Request
 from zeroscrolls.providers.base import PromptCache
-from zeroscrolls.providers.http.options import number_option
+from zeroscrolls.providers.http.options import HTTPOptions
 from zeroscrolls.providers.http.pacing import ServerLimits, header_number
 from zeroscrolls.providers.http.provider import HTTPProvider
 from zeroscrolls.providers.http.reply import Reply, reading_reply
@@ -68,23 +69,39 @@ def tiktoken_encoding_of(model: str) -> str | None:
         return None
 
 
+class OpenAIOptions(HTTPOptions):
+    """An OpenAI-compatible server's models need two more: a tokenizer for those the registry does not know, and the
+    room a reasoning model may think in."""
+
+    tokenizer: str | None = Field(
+        None,
+        description="Tokenizer for models the registry does not know: a tiktoken encoding or a Hugging Face "
+        "tokenizer (default: the registry's, else tiktoken's for an OpenAI model name).",
+    )
+    reasoning_budget: int | None = Field(
+        None,
+        ge=0,
+        description=f"Extra output tokens for reasoning models; default {DEFAULT_REASONING_BUDGET}.",
+    )
+
+
 class OpenAIProvider(HTTPProvider):
-    """Options: base_url, api_key_env, tokenizer (models the registry does not know), reasoning_budget,
-    max_retries, request_timeout, max_wait, rpm, tpm, concurrency."""
+    """OpenAI's API or any OpenAI-compatible server; takes `OpenAIOptions`."""
 
     name = "openai"
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
     sending_modules = ("openai",)
-    accepted_options = HTTPProvider.accepted_options | {"tokenizer", "reasoning_budget"}
+    Options = OpenAIOptions
+    options: OpenAIOptions
     withheld_finish_reasons = frozenset({"content_filter"})
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self.tokenizer_option: str | None = options.get("tokenizer")
-        budget = number_option(options, "reasoning_budget", 0)
-        self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else int(budget)
+        self.tokenizer_option = self.options.tokenizer
+        budget = self.options.reasoning_budget
+        self.reasoning_budget = DEFAULT_REASONING_BUDGET if budget is None else budget
         self._served: dict[str, dict[str, Any]] | None = None
         """Model -> what the server's listing reports of its checkpoint (`SERVED_FIELDS`); None: not asked."""
         self._listing_failed = False
