@@ -131,7 +131,7 @@ def test_a_killed_run_keeps_what_it_spent_and_its_rerun_counts_it(server: ApiSer
     assert manifest(folder)["status"] == "running"
     assert (folder / "spending.jsonl").is_file()  # a line per paid answer, the manifest written before the first
     killed = load_run(folder)  # as every reader of the folder sees it
-    assert killed.manifest["spent_usd"] == pytest.approx(paid)
+    assert killed.manifest.spent_usd == pytest.approx(paid)
     assert killed.totals["generated"] == rows and killed.totals["cost_usd"] == pytest.approx(paid)
 
     again = CliRunner().invoke(app, run_args(server, out, paid))  # a cap the killed run already reached

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.manifests import write_manifest
 from tests.published_split import write_published_test_split
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
@@ -44,7 +45,7 @@ def write_run(
         ids = records[task] if records and task in records else list(preds)
         lines = [json.dumps({"id": i}) for i in ids]
         (folder / "records" / f"{task}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (folder / "manifest.json").write_text(json.dumps({"data": {"split": "test"}}), encoding="utf-8")
+    write_manifest(folder, "test")
     return folder
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.manifests import write_manifest
 from tests.published_split import write_published_test_split
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
@@ -123,7 +124,7 @@ def test_a_complete_submission_exports_and_verifies_without_a_word(tmp_path: Pat
     for task in TASKS:
         ids = [json.loads(line)["id"] for line in (data / task / "test.jsonl").read_text().splitlines()]
         (run / "predictions" / f"{task}.json").write_text(json.dumps(dict.fromkeys(ids, "yes")), encoding="utf-8")
-    (run / "manifest.json").write_text(json.dumps({"data": {"split": "test"}}), encoding="utf-8")
+    write_manifest(run, "test")
     code, out, err = invoke("export", run, "-o", tmp_path / "sub.csv")
     assert code == 0 and err == "", err
     assert out.startswith(f"Wrote {sum(t.test_size for t in TASKS.values())} predictions for 10 tasks")

@@ -44,11 +44,13 @@ def export(
 
     Example: zeroscrolls export results/gpt-4_8192_test
     """
+    from zeroscrolls.output.manifest import read_manifest
     from zeroscrolls.results.submission import (  # pandas: when used
         load_run_predictions,
         submission_tasks,
         write_submission,
     )
+    from zeroscrolls.run.values import RunFolder
     from zeroscrolls.suites.base import resolve_suite
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -56,7 +58,7 @@ def export(
     tasks = submission_tasks(chosen)
     target = output or run / chosen.submission_file
     _check_target(target, chosen.submission_file)
-    found = load_run_predictions(run, chosen)
+    found = load_run_predictions(run, read_manifest(run) if RunFolder(run).manifest.is_file() else None, chosen)
     gaps = found.gaps(chosen)
     if gaps and not allow_incomplete:
         raise UsageError(

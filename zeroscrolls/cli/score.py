@@ -62,12 +62,13 @@ def score(
     """
     from zeroscrolls.cli.score_tables import breakdown_tables, format_table, results_table  # metrics, templates
     from zeroscrolls.data.sampling import run_selection
+    from zeroscrolls.output.manifest import read_manifest
     from zeroscrolls.results.scoring import coverage_notes, load_predictions, score_benchmark
+    from zeroscrolls.run.values import RunFolder
     from zeroscrolls.suites.base import resolve_suite
 
-    manifest = pred / "manifest.json"
-    run = json.loads(manifest.read_text(encoding="utf-8")) if manifest.is_file() else {}
-    recorded = run.get("suite", DEFAULT_SUITE) if run else None
+    run = read_manifest(pred) if RunFolder(pred).manifest.is_file() else None
+    recorded = None if run is None else run.suite
     if suite is not None and recorded is not None and suite != recorded:
         raise UsageError(
             f"{pred} is a run of the {recorded} suite, not of {suite}: drop --suite to score it with its own suite"
@@ -82,7 +83,9 @@ def score(
         if absent:
             raise UsageError(f"--tasks {tasks}: {pred} has no predictions for {', '.join(absent)}")
     source = (
-        run_data_source(pred, run) if data is None and run else DataSource.parse(data or "hub", hint=chosen.data_hint)
+        run_data_source(pred, run)
+        if data is None and run is not None
+        else DataSource.parse(data or "hub", hint=chosen.data_hint)
     )
     picked = run_selection(run)  # a sampled run is scored on its sample
     examples = {task: chosen.load_examples(task, split, source, selection=picked) for task in selected}

@@ -310,6 +310,7 @@ def compare(
     """
     from zeroscrolls.cli.results_comparison import print_comparison
     from zeroscrolls.cli.score_tables import format_table
+    from zeroscrolls.output.manifest import find_runs
     from zeroscrolls.results import compare as comparison  # pandas, numpy: only when comparing
     from zeroscrolls.results.bootstrap import Bootstrap
     from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
@@ -321,7 +322,7 @@ def compare(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     chosen = resolve_suite(suite)
     runs = comparison.load_runs(
-        comparison.find_runs(paths), DataSource.parse(data, hint=chosen.data_hint) if data else None, chosen
+        find_runs(paths), DataSource.parse(data, hint=chosen.data_hint) if data else None, chosen
     )
     boot = Bootstrap(resamples=resamples, seed=seed, suite=chosen)
     result = comparison.compare(runs, boot, paper=paper)

@@ -15,10 +15,13 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
+
+if TYPE_CHECKING:
+    from zeroscrolls.core.manifest import Manifest
 
 Stratifier = Callable[[Mapping[str, Any]], Hashable]
 """An example's facts -> its stratum (any value that sorts with the others)."""
@@ -42,10 +45,10 @@ class Selection:
         return {"books": list(self.books) if self.books else None, "sample": self.sample, "seed": self.seed}
 
 
-def run_selection(manifest: Mapping[str, Any]) -> Selection | None:
+def run_selection(manifest: Manifest | None) -> Selection | None:
     """The selection a run was made with, from its manifest (None: all examples, or a run from before selections),
     so its predictions are scored against the examples it was run on."""
-    found = manifest.get("selection")
+    found = None if manifest is None else manifest.selection
     if not found:
         return None
     return Selection(tuple(found["books"]) if found.get("books") else None, found.get("sample"), found.get("seed", 0))

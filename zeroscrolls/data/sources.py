@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.data.hub import FileAbsent, HubCopy, HubDataset, NotCached, unpacked_zip
 
 if TYPE_CHECKING:
+    from zeroscrolls.core.manifest import Manifest
     from zeroscrolls.data.download import FetchOptions, Watcher
 
 HUB_REPO = "tau/zero_scrolls"
@@ -115,16 +116,16 @@ class DataSource:
         return [t for t in tasks if self.task_file(t, split) is not None]
 
 
-def run_data_source(run: Path, manifest: Mapping[str, Any]) -> DataSource:
+def run_data_source(run: Path, manifest: Manifest) -> DataSource:
     """The data source the run in folder `run` used, from its manifest (hub runs at the revision they resolved
     to), so its predictions are scored against the rows it was run on."""
-    described = manifest["data"]["source"]
+    described = manifest.data.source
     if described == "sample":
         return DataSource.parse("sample")
     if described.startswith("hub:"):
         revision = described.partition("@")[2]
         source = DataSource.parse("hub", revision=None if revision in ("", "main") else revision)
-        return source.pinned(manifest["data"].get("revision") or {})
+        return source.pinned(manifest.data.revision or {})
     if not Path(described).is_dir():
         raise UsageError(f"{run}: its data folder {described} is gone; pass --data DIR with the same rows")
     return DataSource.parse(described)

@@ -103,7 +103,7 @@ def plan_run(
     revisions = {task: suite.revision_of(config.data, task) for task in counts}  # read while counting: no request
     plan = replace(plan, earlier_revisions=runfolder.earlier_revisions(plan, revisions))
     if to_send:  # before any request is keyed: a resume keys them as its folder's first run did
-        recorded = runfolder.recorded_configuration(plan.folder.manifest)
+        recorded = runfolder.recorded_configuration(plan.folder)
         note = provider.keep_identity(recorded) if recorded is not None else None
         if note is not None:
             log.warning("%s", note)

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import jsonlines
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sampling import run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.evaluation.config import refuse_cli_only, run_config
 from zeroscrolls.evaluation.console import opened_cache, plan_with_notes, progress_console, progress_for, show_stop
 from zeroscrolls.metrics.rouge import ROUGE_TYPES
-from zeroscrolls.output.spending import with_spending
+from zeroscrolls.output.manifest import read_manifest
 from zeroscrolls.providers.models import WHOLE_DOCUMENT
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
@@ -139,7 +140,8 @@ class Run:
     examples rescored against the rows the manifest names."""
 
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
+    """What the run recorded (`output/manifest.read_manifest`: a killed run's spending laid over it)."""
     scores_json: dict[str, Any] | None
     """scores.json as written (None when the run scored nothing: a test split, or a run that never finished)."""
 
@@ -149,35 +151,35 @@ class Run:
 
     @property
     def suite(self) -> str:
-        return str(self.manifest.get("suite", DEFAULT_SUITE))
+        return self.manifest.suite
 
     @property
     def model(self) -> str:
-        return str(self.manifest["model"]["name"])
+        return self.manifest.model.name
 
     @property
     def budget(self) -> int:
         """The token budget (`max_tokens`); 1,000,000 for models that see the whole document (naive)."""
-        return int(self.manifest["model"]["max_tokens"])
+        return self.manifest.model.max_tokens
 
     @property
     def split(self) -> str:
-        return str(self.manifest["data"]["split"])
+        return self.manifest.data.split
 
     @property
     def status(self) -> str:
         """complete, partial, failed, stopped, fatal error, not scored, or running (killed before its end)."""
-        return str(self.manifest.get("status"))
+        return str(self.manifest.status)
 
     @property
     def stopped(self) -> str | None:
         """Why the run stopped before everything was sent (the cost cap, a fatal provider error), else None."""
-        return self.manifest.get("stopped")
+        return self.manifest.stopped
 
     @property
     def totals(self) -> dict[str, Any]:
         """Examples, requests, cache hits, generated, failed, tokens and USD spent, as in the manifest."""
-        return dict(self.manifest.get("totals", {}))
+        return dict(self.manifest.totals)
 
     @property
     def scores(self) -> dict[str, float | None]:
@@ -282,8 +284,7 @@ class Run:
         return frame.astype(dict.fromkeys(("score", *ROUGE_TYPES), float))  # NaN, not None, where nothing is scored
 
     def _suite(self) -> Suite:
-        mode = self.manifest.get("configuration", {}).get("prompt_mode", DEFAULT_PROMPT_MODE)
-        return resolve_suite(self.suite).with_prompt_mode(mode)
+        return resolve_suite(self.suite).with_prompt_mode(self.manifest.prompt_mode or DEFAULT_PROMPT_MODE)
 
     def __repr__(self) -> str:
         budget = "whole document" if self.budget == WHOLE_DOCUMENT else str(self.budget)
@@ -313,7 +314,7 @@ def load_run(path: str | Path) -> Run:
         hint = " (a sweep folder: use load_sweep)" if (folder.root / "sweep.csv").is_file() else ""
         raise UsageError(f"{folder.root}: not a run folder{hint}; pass a folder written by `zeroscrolls run`")
     scores = _read_json(folder.scores) if folder.scores.is_file() else None
-    return Run(folder.root, with_spending(_read_json(folder.manifest), folder), scores)
+    return Run(folder.root, read_manifest(folder.root), scores)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

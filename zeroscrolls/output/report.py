@@ -112,7 +112,9 @@ def _revision_section(manifest: Mapping[str, Any]) -> str:
 def _test_split_section(manifest: Mapping[str, Any]) -> str:
     """What the run found in its test split beside the published one (`results/splits.py`), when anything."""
     where = manifest["data"]["source"]
-    lines = [line for check in recorded_checks(manifest).values() for line in check.problems(where)]
+    lines = [
+        line for check in recorded_checks(manifest["data"].get("test_split")).values() for line in check.problems(where)
+    ]
     return "## Test split\n\n" + "".join(f"- {line}\n" for line in lines) if lines else ""
 
 

@@ -28,9 +28,11 @@ import jsonlines
 from zeroscrolls.core.credentials import without_credentials
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.lazy import import_in_background
+from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.data.sources import LONE_SURROGATE
 from zeroscrolls.output import drawn, report
 from zeroscrolls.output.atomic import is_temporary, write_atomic
+from zeroscrolls.output.manifest import read_manifest
 from zeroscrolls.output.spending import SpendingLog, ledger_total, with_spending
 from zeroscrolls.run.values import ExampleResult, Plan, RunFolder, RunResult, Totals
 from zeroscrolls.store.failures import cannot_write
@@ -126,7 +128,7 @@ def check_reuse(plan: Plan) -> None:
         raise UsageError(f"{root} is a file, not a run folder; pass another --run-name or --output")
     if all(is_temporary(entry.name) for entry in root.iterdir()):  # empty, or another run writing its manifest
         return
-    recorded = recorded_configuration(plan.folder.manifest)
+    recorded = recorded_configuration(plan.folder)
     if recorded is None:
         raise UsageError(f"{root} is not a zeroscrolls run folder (no readable manifest.json): {fix}")
     shown = _differences(plan, recorded)
@@ -148,22 +150,26 @@ def spent_before(plan: Plan) -> float:
     """USD earlier runs spent into `plan`'s run folder, which its `--max-cost` counts too (a cap bounds a run
     folder's spending over all its runs, so a rerun cannot spend the cap again): none for a new folder, or for one
     whose run of another configuration `--overwrite` replaces."""
-    recorded = recorded_configuration(plan.folder.manifest)
+    recorded = recorded_configuration(plan.folder)
     if recorded is None or _differences(plan, recorded):
         return 0.0
-    return recorded_spending(plan.folder.manifest)
+    return recorded_spending(plan.folder.root)
 
 
-def recorded_spending(manifest: Path) -> float:
+def recorded_spending(folder: Path) -> float:
     """USD all runs of a run folder spent into it, as its manifest says (`spent_usd`; a killed run's, as its
-    spending log says): 0 without a readable manifest; for a manifest older than `spent_usd`, what its last run
-    spent."""
-    try:
-        found = with_spending(json.loads(manifest.read_text(encoding="utf-8")), RunFolder(manifest.parent))
-        spent = float(found["spent_usd"] if "spent_usd" in found else found["totals"]["cost_usd"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0.0
+    ledger says): 0 without a readable manifest."""
+    found = _readable_manifest(folder)
+    spent = 0.0 if found is None else found.spent_usd
     return spent if math.isfinite(spent) and spent > 0 else 0.0
+
+
+def _readable_manifest(folder: Path) -> Manifest | None:
+    """The folder's manifest, or None where there is none that reads: a folder a run may write into afresh."""
+    try:
+        return read_manifest(folder)
+    except UsageError:
+        return None
 
 
 def _difference(name: str, there: Any, now: Any) -> str | None:
@@ -188,26 +194,25 @@ def _selection_text(selection: dict[str, Any] | None) -> str:
     return f"{books}{sample}".strip()
 
 
-def recorded_configuration(manifest: Path) -> dict[str, Any] | None:
+def recorded_configuration(folder: RunFolder) -> dict[str, Any] | None:
     """The configuration a run folder's manifest records, values older manifests lack taken from its other fields
     (the scope: limit, selection, data source, templates of the tasks run); None when there is no readable
     manifest."""
-    try:
-        found = json.loads(manifest.read_text(encoding="utf-8"))
-        fields = {
-            "model": found["model"]["name"],
-            "provider": found["provider"]["name"],
-            "max_tokens": found["model"]["max_tokens"],
-            "split": found["data"]["split"],
-            "limit": found.get("limit"),
-            "selection": found.get("selection"),
-            "data": _resolved(found["data"]["source"]),
-            "templates": dict(found.get("templates") or {}),
-        }
-        fields |= ({"suite": found["suite"]} if "suite" in found else {}) | dict(found.get("configuration", {}))
-        return fields | {"data": _scope(fields["data"])}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    found = _readable_manifest(folder.root)
+    if found is None:
         return None
+    fields: dict[str, Any] = {
+        "suite": found.suite,
+        "model": found.model.name,
+        "provider": found.provider.name,
+        "max_tokens": found.model.max_tokens,
+        "split": found.data.split,
+        "limit": found.limit,
+        "selection": found.selection,
+        "data": _resolved(found.data.source),
+        "templates": dict(found.templates),
+    } | found.configuration
+    return fields | {"data": _scope(fields["data"])}
 
 
 def _resolved(described: str) -> str:
@@ -225,13 +230,11 @@ def earlier_revisions(plan: Plan, revisions: Mapping[str, str | None]) -> dict[s
     """Task -> the Hub commit the run `plan`'s folder holds read it at, for each task that run read at another
     commit than `revisions` (this run's): what a rerun into the folder should say. Empty for a new folder or one of
     another configuration."""
-    recorded = recorded_configuration(plan.folder.manifest)
-    if recorded is None or _differences(plan, recorded):
+    recorded = recorded_configuration(plan.folder)
+    found = _readable_manifest(plan.folder.root)
+    if recorded is None or found is None or _differences(plan, recorded):
         return {}
-    try:
-        before = json.loads(plan.folder.manifest.read_text(encoding="utf-8"))["data"].get("revision") or {}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}
+    before = found.data.revision or {}
     return {task: str(before[task]) for task, now in revisions.items() if before.get(task) and before[task] != now}
 
 
@@ -287,7 +290,7 @@ def write_running(plan: Plan, totals: Totals, started: str, spent_before: float 
     """The manifest of a run that is writing its tasks as they finish (status "running", no end time), so a run
     killed meanwhile leaves a folder its rerun recognizes and resumes into; then the folder's ledger, which its paid
     answers go to (a new one where this run replaces a run of another configuration)."""
-    recorded = recorded_configuration(plan.folder.manifest)
+    recorded = recorded_configuration(plan.folder)
     if recorded is not None and _differences(plan, recorded):
         plan.folder.spending.unlink(missing_ok=True)
     result = RunResult(plan.folder, totals, None, {}, spent_before_usd=spent_before)

@@ -18,7 +18,7 @@ import pandas as pd
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
-from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.data.sampling import Selection, run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
@@ -39,7 +39,7 @@ class RunScores:
 
     label: str
     path: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     per_example: dict[str, dict[str, dict[str, float]]]
     expected: dict[str, int]
     """Per task, the examples with a gold reference (what a full score covers)."""
@@ -47,40 +47,23 @@ class RunScores:
     """Per task, refusals, output lengths and the lenient score on all ids the run scored."""
 
 
-def find_runs(paths: Sequence[Path]) -> list[Path]:
-    """Run folders named directly, or inside sweep folders (ordered by model, then budget)."""
-    runs: list[Path] = []
-    for path in paths:
-        if (path / "manifest.json").is_file():
-            runs.append(path)
-            continue
-        inner = [p for p in path.iterdir() if (p / "manifest.json").is_file()] if path.is_dir() else []
-        if not inner:
-            raise UsageError(f"{path}: neither a run folder (manifest.json) nor a sweep folder holding run folders")
-        runs.extend(sorted(inner, key=_model_and_budget))
-    return runs
-
-
-def _model_and_budget(run: Path) -> tuple[str, int]:
-    model = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["model"]
-    return model["name"], model["max_tokens"]
-
-
-def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suite | None = None) -> list[RunScores]:
-    """Rescore each run from its predictions with the suite's metric (default: the default suite's); references are
-    loaded once per (source, split, task). Runs of another suite are refused: their scores do not compare."""
+def load_runs(
+    runs: Sequence[tuple[Path, Manifest]], data: DataSource | None = None, suite: Suite | None = None
+) -> list[RunScores]:
+    """Rescore each run (its folder and manifest, as `output/manifest.find_runs` reads them) from its predictions
+    with the suite's metric (default: the default suite's); references are loaded once per (source, split, task).
+    Runs of another suite are refused: their scores do not compare."""
     suite = suite or default_suite()
     references: dict[tuple[DataSource, str, str, Selection | None], list[Example]] = {}
-    runs = []
-    for path in paths:
-        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        run_suite = manifest.get("suite", DEFAULT_SUITE)
+    scored = []
+    for path, manifest in runs:
+        run_suite = manifest.suite
         if run_suite != suite.name:
             raise UsageError(
                 f"{path} is a run of the {run_suite} suite, not of {suite.name}: runs of different suites do not "
                 f"compare; compare runs of one suite, naming it with --suite {run_suite}"
             )
-        split = manifest["data"]["split"]
+        split = manifest.data.split
         if split == "test":
             raise UsageError(
                 f"{path} holds test-split predictions, which have no gold to score; compare validation runs, and "
@@ -99,8 +82,10 @@ def load_runs(paths: Sequence[Path], data: DataSource | None = None, suite: Suit
         per_example = {task: r.per_example for task, r in result.tasks.items()}
         expected = {task: r.num_expected for task, r in result.tasks.items()}
         formats = {task: r.formats for task, r in result.tasks.items() if r.formats is not None}
-        runs.append(RunScores(_label(path, paths), path, manifest, per_example, expected, formats))
-    return runs
+        scored.append(
+            RunScores(_label(path, [found for found, _ in runs]), path, manifest, per_example, expected, formats)
+        )
+    return scored
 
 
 def _label(path: Path, paths: Sequence[Path]) -> str:
@@ -118,13 +103,13 @@ def manifest_warnings(runs: Sequence[RunScores]) -> list[str]:
     for other in runs[1:]:
         a, b = first.manifest, other.manifest
         for what, left, right in (
-            ("split", a["data"]["split"], b["data"]["split"]),
-            ("data source", a["data"]["source"], b["data"]["source"]),
-            ("data revision", a["data"].get("revision"), b["data"].get("revision")),
+            ("split", a.data.split, b.data.split),
+            ("data source", a.data.source, b.data.source),
+            ("data revision", a.data.revision, b.data.revision),
         ):
             if left != right:
                 warnings.append(f"{other.label} differs from {first.label} in {what}: {right} vs {left}")
-        templates_a, templates_b = a.get("templates", {}), b.get("templates", {})
+        templates_a, templates_b = a.templates, b.templates
         changed = [t for t in templates_a if t in templates_b and templates_a[t] != templates_b[t]]
         if changed:
             warnings.append(f"{other.label} used other prompt templates than {first.label} for {', '.join(changed)}")
@@ -191,7 +176,7 @@ def compare(runs: Sequence[RunScores], boot: Bootstrap, *, paper: bool = False) 
     if empty:
         notes.append(f"left out {', '.join(empty)}: no id scored by every run")
         tasks = [t for t in tasks if common_ids[t]]
-    sampled = [r.label for r in runs if r.manifest["model"].get("single_sample")]
+    sampled = [r.label for r in runs if r.manifest.model.single_sample]
     if sampled:
         notes.append(f"{', '.join(sampled)}: {SINGLE_SAMPLE_NOTE}")
     restricted = [{t: _only(r.per_example[t], common_ids[t]) for t in tasks} for r in runs]

@@ -98,10 +98,10 @@ def check_test_splits(
     return tuple(check for check in checks if check is not None)
 
 
-def recorded_checks(manifest: Mapping[str, Any]) -> dict[str, SplitCheck]:
-    """The checks a run's manifest recorded (none for a run before they were, or not of the test split)."""
-    found = (manifest.get("data") or {}).get("test_split") or {}
-    return {task: SplitCheck.from_json(task, entry) for task, entry in found.items()}
+def recorded_checks(recorded: Mapping[str, Mapping[str, Any]] | None) -> dict[str, SplitCheck]:
+    """The checks a run's manifest recorded (`data.test_split`; none for a run before they were, or not of the test
+    split)."""
+    return {task: SplitCheck.from_json(task, entry) for task, entry in (recorded or {}).items()}
 
 
 def _validation_ids(

@@ -21,6 +21,7 @@ import jsonlines
 import pandas as pd
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.results.scoring import load_predictions
 from zeroscrolls.results.splits import SplitCheck, check_test_split, recorded_checks
@@ -115,9 +116,10 @@ class RunPredictions:
         return lines
 
 
-def load_run_predictions(run: Path, suite: Suite | None = None) -> RunPredictions:
+def load_run_predictions(run: Path, manifest: Manifest | None, suite: Suite | None = None) -> RunPredictions:
     """A run's predictions (key order kept), checked against the ids its `records/<task>.jsonl` planned and
-    against the suite's submission tasks."""
+    against the suite's submission tasks; its `manifest` (None: a folder of predictions only) says its split and
+    what its test split held."""
     predictions = load_predictions(run, suite)
     missing_ids: dict[str, tuple[str, ...]] = {}
     for task, preds in predictions.items():
@@ -125,10 +127,10 @@ def load_run_predictions(run: Path, suite: Suite | None = None) -> RunPrediction
         if lacking:
             missing_ids[task] = lacking
     missing_tasks = tuple(t for t in submission_tasks(suite) if t not in predictions)
-    path = run / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    split = manifest["data"]["split"] if manifest else None
-    return RunPredictions(predictions, missing_tasks, missing_ids, split, recorded_checks(manifest))
+    if manifest is None:
+        return RunPredictions(predictions, missing_tasks, missing_ids)
+    checks = recorded_checks(manifest.data.test_split)
+    return RunPredictions(predictions, missing_tasks, missing_ids, manifest.data.split, checks)
 
 
 def _planned_ids(records: Path) -> list[str]:

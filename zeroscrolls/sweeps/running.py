@@ -73,7 +73,9 @@ def spent_elsewhere(sweep: Path, point: Path) -> float:
     bounds the whole sweep folder, as one command's cap is expected to (not each point, which would let a sweep of
     ten points spend ten caps), over all reruns of the sweep: each point counts what the others spent."""
     return sum(
-        runfolder.recorded_spending(manifest) for manifest in sweep.glob("*/manifest.json") if manifest.parent != point
+        runfolder.recorded_spending(manifest.parent)
+        for manifest in sweep.glob("*/manifest.json")
+        if manifest.parent != point
     )
 
 

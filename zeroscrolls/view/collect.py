@@ -24,13 +24,12 @@ import pandas as pd
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
-from zeroscrolls.core.task import DEFAULT_SUITE
+from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.data.sampling import Selection, run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
+from zeroscrolls.output.manifest import find_runs
 from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, json_text
-from zeroscrolls.output.spending import with_spending
 from zeroscrolls.results.bootstrap import Bootstrap
-from zeroscrolls.results.compare import find_runs
 from zeroscrolls.results.formats import example_value, refuses
 from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.run.values import RunFolder
@@ -45,25 +44,23 @@ SWEEP_CSV = "sweep.csv"
 def collect(path: Path, prompts: Path | None = None, data: DataSource | None = None) -> dict[str, Any]:
     """The page's data for a run folder or a sweep folder (its points as run folders, plus `sweep.csv`); prompts
     are rebuilt from each suite's templates, with `<task>.yaml` files in `prompts` (if given) first."""
-    runs = find_runs([path])
+    runs = find_runs([path])  # each with its manifest, a killed run's spending laid over it
     templates_of: dict[str, dict[str, Template]] = {}
     suites: dict[str, Suite] = {}
-    is_sweep = not (path / "manifest.json").is_file()
+    is_sweep = not RunFolder(path).manifest.is_file()
     references: dict[tuple[DataSource, str, str, Selection | None], list[Example]] = {}
     entries: dict[str, dict[str, Any]] = {}
     documents: dict[str, str] = {}
     pages, notes = [], []
-    for index, run in enumerate(runs):
-        folder = RunFolder(run)
-        manifest = with_spending(_read_json(folder.manifest), folder)
-        suite = resolve_suite(manifest.get("suite", DEFAULT_SUITE))
+    for index, (run, manifest) in enumerate(runs):
+        suite = resolve_suite(manifest.suite)
         if suite.name not in templates_of:
             templates_of[suite.name] = suite.load_templates(prompts)
             suites[suite.name] = suite
         templates = templates_of[suite.name]
         source = data or run_data_source(run, manifest)
-        split = manifest["data"]["split"]
-        other = [t for t, digest in manifest.get("templates", {}).items() if templates[t].digest() != digest]
+        split = manifest.data.split
+        other = [t for t, digest in manifest.templates.items() if templates[t].digest() != digest]
         if other:
             notes.append(
                 f"{run.name} was run with other prompt templates for {', '.join(other)}: its prompts are shown as "
@@ -80,7 +77,7 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
             examples[task] = references[key]
         scored = split != "test" and predictions
         result = score_benchmark(predictions, {t: examples[t] for t in predictions}, suite=suite) if scored else None
-        style = PromptStyle(manifest["model"]["prompt_style"])
+        style = PromptStyle(manifest.model.prompt_style)
         shown = [
             example
             for task, items in examples.items()
@@ -130,13 +127,6 @@ def collect(path: Path, prompts: Path | None = None, data: DataSource | None = N
     }
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read {path}: {exc}; is this a run folder written by `zeroscrolls run`?") from None
-
-
 def _read_records(run: Path, suite: Suite) -> dict[str, dict[str, dict[str, Any]]]:
     """Task -> id -> its `records/<task>.jsonl` row."""
     found = {}
@@ -151,19 +141,18 @@ def _read_records(run: Path, suite: Suite) -> dict[str, dict[str, dict[str, Any]
     return found
 
 
-def _manifest_summary(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    model, provider = manifest["model"], manifest["provider"]
+def _manifest_summary(manifest: Manifest) -> dict[str, Any]:
     return {
-        "model": model["name"],
-        "budget": model["max_tokens"],
-        "prompt_style": model["prompt_style"],
-        "provider": provider["name"],
-        "split": manifest["data"]["split"],
-        "source": manifest["data"]["source"],
-        "status": manifest.get("status"),
-        "command": " ".join(manifest.get("command", [])),
-        "started_at": manifest.get("started_at"),
-        "totals": manifest.get("totals", {}),
+        "model": manifest.model.name,
+        "budget": manifest.model.max_tokens,
+        "prompt_style": manifest.model.prompt_style,
+        "provider": manifest.provider.name,
+        "split": manifest.data.split,
+        "source": manifest.data.source,
+        "status": manifest.status,
+        "command": " ".join(manifest.command),
+        "started_at": manifest.started_at,
+        "totals": manifest.totals,
     }
 
 
