@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from zeroscrolls.core.requests import Generation, Request
     from zeroscrolls.providers import http
     from zeroscrolls.providers.base import PromptCache, Provider, StreamingProvider
-    from zeroscrolls.providers.models import ModelProfile
+    from zeroscrolls.providers.profile import ModelProfile
     from zeroscrolls.text.templates import PromptStyle
     from zeroscrolls.text.tokenizers import BatchEncoder, TokenCounter, Tokenizer
 
@@ -33,7 +33,7 @@ _PUBLIC = {
     "Provider": "zeroscrolls.providers.base",
     "StreamingProvider": "zeroscrolls.providers.base",
     "PromptCache": "zeroscrolls.providers.base",
-    "ModelProfile": "zeroscrolls.providers.models",
+    "ModelProfile": "zeroscrolls.providers.profile",
     "Request": "zeroscrolls.core.requests",
     "Generation": "zeroscrolls.core.requests",
     "Failure": "zeroscrolls.core.failures",
