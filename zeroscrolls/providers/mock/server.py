@@ -31,7 +31,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.mock import wire
 from zeroscrolls.providers.mock.answers import reply
 from zeroscrolls.providers.mock.faults import Fault, Received
-from zeroscrolls.providers.mock.limits import Bucket, limit_headers
+from zeroscrolls.providers.mock.limits import Limits
 from zeroscrolls.providers.mock.serving import check_host, listen, serving
 from zeroscrolls.providers.mock.stand_ins import HOST
 from zeroscrolls.text.tokenizers import WhitespaceTokenizer
@@ -95,8 +95,7 @@ class MockServer:
         if self.latency < 0:
             raise UsageError(f"--latency must be at least 0 seconds, got {self.latency:g}")
         self._faults: deque[Fault] = deque()
-        self._tokens: Bucket | None = None
-        self._requests: Bucket | None = None
+        self.limits = Limits()
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._in_flight = 0
@@ -120,9 +119,7 @@ class MockServer:
     def limit(self, *, tpm: float | None = None, rpm: float | None = None, burst_s: float = 60.0) -> None:
         """Enforce tokens per minute (OpenAI: prompt + max tokens; Anthropic: input tokens) and requests per
         minute, each bucket holding `burst_s` seconds of its limit."""
-        with self._lock:
-            self._tokens = Bucket(tpm, burst_s) if tpm else None
-            self._requests = Bucket(rpm, burst_s) if rpm else None
+        self.limits.set(tpm=tpm, rpm=rpm, burst_s=burst_s)
 
     def fail_next(self, *faults: Fault) -> None:
         """Answer the next generation requests with these faults, in order."""
@@ -228,7 +225,7 @@ class MockServer:
             )
             return self._error(path, body, Fault(400, message=message, code="context_length_exceeded"), anthropic)
         # OpenAI counts max tokens against its limit when a request arrives; Anthropic's input-tokens limit does not
-        limits, wait = self._take(prompt_tokens if anthropic else prompt_tokens + max_tokens, anthropic)
+        limits, wait = self.limits.take(prompt_tokens if anthropic else prompt_tokens + max_tokens, anthropic)
         if wait is not None:
             limited = Fault(429, retry_after=wait, message="Rate limit reached", code="rate_limit_exceeded")
             return self._error(path, body, limited, anthropic, limits)
@@ -294,40 +291,6 @@ class MockServer:
                     self._hung_up.notify_all()
         return response
 
-    def _take(self, tokens: int, anthropic: bool) -> tuple[dict[str, str], float | None]:
-        """Charge one request against the limits: rate-limit headers, and the wait when it must be refused."""
-        headers: dict[str, str] = {}
-        now = time.monotonic()
-        with self._lock:
-            wait = None
-            for bucket, cost in ((self._requests, 1), (self._tokens, tokens)):
-                if bucket is not None:
-                    bucket.refill(now)
-                    if bucket.level < cost:
-                        wait = max(wait or 0.0, bucket.wait_for(cost))
-            token_kind = "input-tokens" if anthropic else "tokens"
-            for bucket, cost, kind in ((self._requests, 1, "requests"), (self._tokens, tokens, token_kind)):
-                if bucket is None:
-                    continue
-                if wait is None:
-                    bucket.level -= cost
-                headers |= limit_headers(kind, bucket, anthropic)
-        return headers, wait
-
-    def _limit_headers(self, anthropic: bool) -> dict[str, str]:
-        """The rate-limit headers as they stand, charging nothing."""
-        now = time.monotonic()
-        headers: dict[str, str] = {}
-        with self._lock:
-            for bucket, kind in (
-                (self._requests, "requests"),
-                (self._tokens, "input-tokens" if anthropic else "tokens"),
-            ):
-                if bucket is not None:
-                    bucket.refill(now)
-                    headers |= limit_headers(kind, bucket, anthropic)
-        return headers
-
     def _error(
         self,
         path: str,
@@ -338,7 +301,7 @@ class MockServer:
         query: dict[str, str] | None = None,
     ) -> web.Response:
         self._record(path, body, fault.status, query=query)
-        headers = dict(headers or self._limit_headers(anthropic))
+        headers = dict(headers or self.limits.headers(anthropic))
         if fault.retry_after is not None:
             headers["retry-after-ms"] = str(round(fault.retry_after * 1000))
             headers["retry-after"] = str(max(1, round(fault.retry_after)))
