@@ -1,4 +1,4 @@
-"""API throughput against the local OpenAI-compatible server of the tests (tests/api_server.py), 0.3 s per request.
+"""API throughput against the fake OpenAI API (zeroscrolls/providers/mock/server.py), 0.3 s per request.
 
 (a) the official loop (one request at a time, 0.5 s sleep before each, no retries, no cache) against the runner's
     generation stage at concurrency 1, 8 and 32 (no cache): wall seconds and speedup; target >= 30x at 32. Also
@@ -35,19 +35,21 @@ import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import openai
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.api_server and scripts.build_sample live in the checkout
+sys.path.insert(0, str(ROOT))  # tests.own_process and scripts.build_sample live in the checkout
 
 from scripts.build_sample import official_rows, write_rows  # noqa: E402
-from tests.api_server import ApiServer, Received  # noqa: E402
 from tests.own_process import DEAD_PROXY, answered_in_cache  # noqa: E402
 from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.engine import execute, plan_run  # noqa: E402
 from zeroscrolls.engine.scheduler import CostCap, OnGeneration, generate_all  # noqa: E402
 from zeroscrolls.providers.base import Generation, Request  # noqa: E402
+from zeroscrolls.providers.mock.faults import Received  # noqa: E402
+from zeroscrolls.providers.mock.server import MockServer  # noqa: E402
 from zeroscrolls.run.values import Plan, RunConfig  # noqa: E402
 from zeroscrolls.store.cache import GenerationCache  # noqa: E402
 from zeroscrolls.text.tokenizers import load_tokenizer  # noqa: E402
@@ -63,7 +65,17 @@ TPM_RUN_S = 20.0
 """Size of the tokens-per-minute limit in (b): the run should take about this long at it."""
 
 
-def official_loop(plan: Plan, server: ApiServer) -> float:
+def fixed_answer(body: dict[str, Any]) -> str:
+    """What the server answers every request: a word, so the server's own work, in this process, stays out of the
+    harness's numbers (reading an answer from the prompt takes about 10 ms)."""
+    return "Paris"
+
+
+def api_server(**options: Any) -> MockServer:
+    return MockServer(latency=LATENCY_S, answer=fixed_answer, **options)
+
+
+def official_loop(plan: Plan, server: MockServer) -> float:
     """The official scripts' way: sequential calls, a fixed 0.5 s sleep before each, no retries, no cache."""
     client = openai.OpenAI(base_url=server.openai_base_url, max_retries=0)
     start = time.perf_counter()
@@ -77,7 +89,7 @@ def official_loop(plan: Plan, server: ApiServer) -> float:
     return time.perf_counter() - start
 
 
-def config(data: Path, work: Path, server: ApiServer, concurrency: int | None = None) -> RunConfig:
+def config(data: Path, work: Path, server: MockServer, concurrency: int | None = None) -> RunConfig:
     return RunConfig(
         model="gpt-4",
         data=DataSource.parse(str(data)),
@@ -124,7 +136,7 @@ def record(done: list[Generation]) -> OnGeneration:
     return on_generation
 
 
-def charged_tokens(server: ApiServer, calls: list[Received]) -> int:
+def charged_tokens(server: MockServer, calls: list[Received]) -> int:
     """Tokens the server counts against its limit for `calls` (prompt + max tokens, as OpenAI does)."""
     return sum(server.prompt_tokens(c.body) + c.body["max_tokens"] for c in calls)
 
@@ -158,7 +170,7 @@ process would report at least this process's RSS at the fork (Linux keeps the pr
 forks from a small process, so the figure is the run's own."""
 
 
-def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, float, float, float, float, float]:
+def streaming_run(work: Path, server: MockServer, copies: int) -> tuple[int, float, float, float, float, float]:
     """`zeroscrolls run` in a process of its own on `copies` copies of the rows: prompts sent, wall seconds, seconds
     to the first request, seconds from first to last request, peak RSS in MB, CPU seconds."""
     data = work / f"copies-{copies}"
@@ -179,7 +191,7 @@ def streaming_run(work: Path, server: ApiServer, copies: int) -> tuple[int, floa
 def streaming(work: Path, copies_list: tuple[int, ...] = (10, 100)) -> None:
     print("(d) streaming run (`zeroscrolls run` in its own process, concurrency 32, no cache)")
     peaks = []
-    with ApiServer(latency=LATENCY_S).running() as server:
+    with api_server().running() as server:
         for copies in copies_list:
             sent, wall, first, span, peak, cpu = streaming_run(work, server, copies)
             server.received.clear()
@@ -199,7 +211,7 @@ def warm_rerun(work: Path, copies: int) -> None:
     print(f"(e) warm rerun (`zeroscrolls run` in its own process, {copies} copies of the rows, a cache)")
     data = work / f"warm-{copies}"
     write_rows(copied_rows(copies), data)
-    with ApiServer(latency=LATENCY_S).running() as server:
+    with api_server().running() as server:
         command = [RUNNER, "-m", "zeroscrolls.cli", "run", "--model", "gpt-4", "--data", str(data)]
         command += ["--base-url", server.openai_base_url, "--concurrency", "32"]
         command += ["--cache", str(work / f"warm-{copies}.sqlite")]
@@ -252,7 +264,7 @@ def main() -> None:
         data = work / "data"
         write_rows(official_rows(REAL_DATA), data)
         counter = load_tokenizer("tiktoken:cl100k_base")
-        with ApiServer(latency=LATENCY_S, count_tokens=counter.count).running() as server:
+        with api_server(count_tokens=counter.count).running() as server:
             plan = plan_run(config(data, work, server))
             n = len(plan.requests())
             print(f"{n} requests (gpt-4 at 8192 tokens, {PER_TASK} real rows per task), {LATENCY_S} s per request")

@@ -15,12 +15,11 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from zeroscrolls.providers.mock_server import MockServer
+from zeroscrolls.providers.mock.demo import stand_in_server
 
 CHROMIUM = Path(os.environ.get("ZEROSCROLLS_CHROMIUM", "/usr/bin/chromium"))
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "docs" / "viewer.png"
@@ -54,15 +53,10 @@ def main(output: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="viewer-screenshot-") as tmp:
         work = Path(tmp)
         env = os.environ | {"ZEROSCROLLS_CACHE": str(work / "generations.sqlite")}
-        server = MockServer(port=0, latency=0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
+        with stand_in_server(port=0, latency=0).running() as server:
             base_url = f"{server.url}/v1"
             zeroscrolls("run", "--model", "mock", "--base-url", base_url, "--data", "sample", "-o", "results",
                         cwd=work, env=env)  # fmt: skip
-        finally:
-            server.shutdown()
-            server.server_close()
         run = work / "results" / RUN
         zeroscrolls("view", str(run), "--output", "run.html", cwd=work, env=env)
         task, example = cut_example(run)

@@ -204,3 +204,17 @@ def test_a_drawing_import_is_found_anywhere_in_a_module(tmp_path: Path) -> None:
     source = tmp_path / "m.py"
     source.write_text("import os\ndef f():\n    from rich.console import Console\n    import typer.core\n")
     assert third_party_imports(source) == {"os", "rich", "typer"}
+
+
+FAKE_API = "zeroscrolls.providers.mock"
+FAKE_API_USERS = {"zeroscrolls.providers.models", "zeroscrolls.cli.serve_mock"}
+"""Who outside the fake API's corner imports it: the model lookup (the stand-ins' profiles) and `serve-mock`; the
+HTTP base learns that a model is a stand-in from its profile."""
+
+
+def test_the_fake_api_stands_apart() -> None:
+    def in_corner(module: str) -> bool:
+        return module == FAKE_API or module.startswith(f"{FAKE_API}.")
+
+    users = {name for name, imported in graph().items() if not in_corner(name) and any(map(in_corner, imported))}
+    assert users <= FAKE_API_USERS

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import BUILTIN_PROVIDERS, tokenizer_for
-from zeroscrolls.providers.models import REGISTRY, ModelProfile, get_model
+from zeroscrolls.providers.models import REGISTRY, ModelProfile, get_model, known_models
 from zeroscrolls.text.encodings import OFFLINE_ENCODINGS
 from zeroscrolls.text.templates import PromptStyle
 from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
@@ -25,9 +25,9 @@ PAPER_BUDGETS = {
 }
 
 
-@pytest.mark.parametrize("profile", REGISTRY.values(), ids=list(REGISTRY))
+@pytest.mark.parametrize("profile", known_models().values(), ids=list(known_models()))
 def test_entry_is_consistent(profile: ModelProfile) -> None:
-    assert REGISTRY[profile.name] is profile
+    assert get_model(profile.name) is profile
     assert profile.provider in BUILTIN_PROVIDERS
     assert isinstance(profile.prompt_style, PromptStyle)
     assert profile.max_tokens > 0
@@ -40,6 +40,7 @@ def test_entry_is_consistent(profile: ModelProfile) -> None:
         assert profile.output_price is not None
         assert (profile.prices_date is None) == profile.stand_in  # a stand-in's zero is read off no price page
         assert profile.cached_input_price is None or profile.cached_input_price < profile.input_price
+    assert bool(profile.start_hint) == profile.stand_in
     kind, _, arg = profile.tokenizer.partition(":")
     expected_kind = {"openai": "tiktoken", "anthropic": "anthropic", "hf": "hf", "vllm": "hf", "naive": "whitespace"}
     assert kind == expected_kind[profile.provider]
@@ -49,7 +50,7 @@ def test_entry_is_consistent(profile: ModelProfile) -> None:
         assert profile.prompt_style is PromptStyle.CLAUDE_TAGS
 
 
-@pytest.mark.parametrize("name", [n for n, p in REGISTRY.items() if p.provider == "openai" and not p.stand_in])
+@pytest.mark.parametrize("name", [n for n, p in REGISTRY.items() if p.provider == "openai"])
 def test_openai_entries_use_tiktokens_encoding_for_the_model(name: str) -> None:
     assert REGISTRY[name].tokenizer == f"tiktoken:{tiktoken.model.encoding_name_for_model(name)}"
 
@@ -71,10 +72,21 @@ def test_openai_tokenizers_load_offline_or_say_how(name: str, monkeypatch: pytes
 
 
 def test_anthropic_tokenizers_load_without_network() -> None:
-    for profile in REGISTRY.values():
+    for profile in known_models().values():
         if profile.provider == "anthropic":
             counter = tokenizer_for(profile.tokenizer)
             assert isinstance(counter, AnthropicTokenCounter) and counter.model == profile.name
+
+
+def test_the_stand_ins_stand_outside_the_registry_and_are_found_by_name() -> None:
+    """Not real models: the registry holds none, the lookup finds them where serve-mock registers them."""
+    assert not any(profile.stand_in for profile in REGISTRY.values())
+    stand_ins = {name for name, profile in known_models().items() if profile.stand_in}
+    assert stand_ins == {"mock", "mock-claude"}
+    for name in stand_ins:
+        assert get_model(name).stand_in and "zeroscrolls serve-mock" in get_model(name).start_hint
+    with pytest.raises(UsageError, match="Did you mean mock-claude"):
+        get_model("mock-claud")
 
 
 @pytest.mark.parametrize(("name", "budget"), PAPER_BUDGETS.items())

@@ -14,7 +14,6 @@ import shlex
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +22,9 @@ from typer.testing import CliRunner
 
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.providers.mock_answers import answer
-from zeroscrolls.providers.mock_server import MockServer
+from zeroscrolls.providers.mock.answers import answer
+from zeroscrolls.providers.mock.demo import stand_in_server
+from zeroscrolls.providers.mock.server import MockServer
 from zeroscrolls.suites.base import resolve_suite
 
 SAMPLE_TASKS = {"gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "narrative_qa", "quality"}
@@ -33,15 +33,8 @@ SAMPLE_TASKS = {"gov_report", "summ_screen_fd", "qmsum", "squality", "qasper", "
 @pytest.fixture
 def server() -> Iterator[MockServer]:
     """The stand-in server on a free port (port 0, read back), answering at once."""
-    mock = MockServer(port=0, latency=0)
-    thread = threading.Thread(target=mock.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with stand_in_server(port=0, latency=0).running() as mock:
         yield mock
-    finally:
-        mock.shutdown()
-        mock.server_close()
-        thread.join(timeout=10)
 
 
 def zs(*args: str | Path) -> tuple[int, str, str]:
@@ -254,3 +247,15 @@ def test_serve_mock_prints_the_command_to_run_and_stops_on_ctrl_c(tmp_path: Path
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "stopped" in out + err and "Traceback" not in err
+
+
+def test_the_api_providers_load_no_part_of_the_fake_api_but_the_stand_ins_profiles() -> None:
+    """The HTTP base learns that a model is a stand-in from its profile: importing the API providers loads no
+    server, only the stand-ins' profiles the model lookup consults."""
+    code = (
+        "import json, sys, zeroscrolls.providers.openai.provider, zeroscrolls.providers.anthropic.provider\n"
+        "fake = ('zeroscrolls.providers.mock', 'http.server', 'aiohttp.web')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(fake))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout) == ["zeroscrolls.providers.mock", "zeroscrolls.providers.mock.stand_ins"]

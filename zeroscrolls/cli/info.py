@@ -136,10 +136,11 @@ def models(wide: WideOption = False, options: OptionsOption = None, provider: Pr
         return
     from zeroscrolls.providers.base import BUILTIN_PROVIDERS, installed_providers, resolve_provider
     from zeroscrolls.providers.models import (
-        REGISTRY,  # prompt styles, yaml and pydantic: not for every command's start-up
+        known_models,  # prompt styles, yaml and pydantic: not for every command's start-up
     )
 
-    dates = sorted({p.prices_date for p in REGISTRY.values() if p.prices_date})
+    listed = known_models().values()
+    dates = sorted({p.prices_date for p in listed if p.prices_date})
     title = f"Model registry (USD per million input/output/cached input tokens, {', '.join(dates)})"
     rows = [
         {
@@ -153,13 +154,13 @@ def models(wide: WideOption = False, options: OptionsOption = None, provider: Pr
             "style": p.prompt_style.value,
             "note": p.note or "",
         }
-        for p in REGISTRY.values()
+        for p in listed
     ]
     columns = ["model", "provider", "max tokens", "window", "prices"]
     _print_with_extra(title, [columns], ["tokenizer", "style", "note"] if wide else [], rows)
     console = Console()
     if not wide:
-        for p in REGISTRY.values():
+        for p in listed:
             if p.note:
                 console.print(f"{p.name}: {p.note}", highlight=False, markup=False)
     plugins, refused = loadable([n for n in installed_providers() if n not in BUILTIN_PROVIDERS], resolve_provider)

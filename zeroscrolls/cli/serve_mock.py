@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from zeroscrolls.providers.mock_server import DEFAULT_LATENCY_S, DEFAULT_PORT, HOST
+from zeroscrolls.providers.mock.stand_ins import DEFAULT_LATENCY_S, DEFAULT_PORT, HOST
 
 
 def serve_mock(
@@ -27,26 +28,26 @@ def serve_mock(
 
     Example: zeroscrolls serve-mock --latency 1
     """
-    from zeroscrolls.providers.mock_server import MockServer, run_command, stand_ins
+    from zeroscrolls.providers.mock.demo import stand_in_server
+    from zeroscrolls.providers.mock.stand_ins import run_command, stand_ins
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    server = MockServer(host, port, latency, report=lambda line: err.print(escape(line)))
-    out = Console(highlight=False, soft_wrap=True)  # commands whole on one line, to be copied
-    out.print(
-        f"Serving the stand-in models at {server.url}, {latency:g} s per answer; no key needed, nothing leaves this "
-        "machine. From another terminal, run:"
-    )
-    for provider in ("openai", "anthropic"):
-        for model in stand_ins(provider):
-            out.print(f"  {run_command(model, provider, server.port)}", markup=False)
-    out.print("Rerun a command to see it answered from the cache. Ctrl-C stops the server.")
-    sys.stdout.flush()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    server = stand_in_server(host, port, latency, report=lambda line: err.print(escape(line)))
+    with server.running():
+        out = Console(highlight=False, soft_wrap=True)  # commands whole on one line, to be copied
+        out.print(
+            f"Serving the stand-in models at {server.url}, {latency:g} s per answer; no key needed, nothing leaves "
+            "this machine. From another terminal, run:"
+        )
+        for provider in ("openai", "anthropic"):
+            for model in stand_ins(provider):
+                out.print(f"  {run_command(model, provider, server.port)}", markup=False)
+        out.print("Rerun a command to see it answered from the cache. Ctrl-C stops the server.")
+        sys.stdout.flush()
+        try:
+            threading.Event().wait()  # the server answers from its own thread until Ctrl-C
+        except KeyboardInterrupt:
+            pass
     err.print(f"stopped after {server.answered} answer(s) and {server.counted} token count(s)")
 
 

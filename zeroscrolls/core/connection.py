@@ -1,9 +1,11 @@
 """Why a server could not be reached, in words a user can act on: shared by the API providers and the Hub download,
-which both stop at once on a host that cannot be connected to instead of retrying it for minutes."""
+which both stop at once on a host that cannot be connected to instead of retrying it for minutes; and whether a host
+is this machine."""
 
 from __future__ import annotations
 
 import errno
+import ipaddress
 import os
 import socket
 from urllib.parse import urlsplit
@@ -71,3 +73,13 @@ def hub_unreachable(repo_id: str, filename: str, **where: str | None) -> str | N
 
 
 PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def on_this_machine(host: str) -> bool:
+    """Whether `host` is a loopback address (127.0.0.1, ::1) or localhost."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

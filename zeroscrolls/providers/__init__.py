@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from zeroscrolls.core.requests import Generation, Request
     from zeroscrolls.providers import http
     from zeroscrolls.providers.base import PromptCache, Provider, StreamingProvider
-    from zeroscrolls.providers.models import ModelProfile
     from zeroscrolls.providers.options import ProviderOptions
+    from zeroscrolls.providers.profile import ModelProfile
     from zeroscrolls.text.templates import PromptStyle
     from zeroscrolls.text.tokenizers import BatchEncoder, TokenCounter, Tokenizer
 
@@ -36,7 +36,7 @@ _PUBLIC = {
     "StreamingProvider": "zeroscrolls.providers.base",
     "PromptCache": "zeroscrolls.providers.base",
     "ProviderOptions": "zeroscrolls.providers.options",
-    "ModelProfile": "zeroscrolls.providers.models",
+    "ModelProfile": "zeroscrolls.providers.profile",
     "Request": "zeroscrolls.core.requests",
     "Generation": "zeroscrolls.core.requests",
     "Failure": "zeroscrolls.core.failures",

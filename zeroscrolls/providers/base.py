@@ -18,7 +18,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.plugins import find, installed, load_target
 from zeroscrolls.core.requests import KEY_VERSION as KEY_VERSION  # exported here as before
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.providers.models import REGISTRY, ModelProfile
+from zeroscrolls.providers.models import ModelProfile, find_model
 from zeroscrolls.providers.options import ProviderOptions, validated_options
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
 
@@ -79,9 +79,9 @@ class Provider(ABC):
         self.options = validated_options(self.Options, self.name, options)
 
     def profile(self, model: str, max_tokens: int | None) -> ModelProfile:
-        """The model's profile with the user's `--max-tokens` applied: the registry entry when there is one,
-        else `unregistered_profile` (models the registry does not know need `--max-tokens`)."""
-        entry = REGISTRY.get(model)
+        """The model's profile with the user's `--max-tokens` applied: the registry's (or a stand-in's) when there is
+        one, else `unregistered_profile` (models the registry does not know need `--max-tokens`)."""
+        entry = find_model(model)
         if entry is not None and entry.provider == self.name:
             return entry.with_budget(max_tokens)
         if max_tokens is None:

@@ -3,88 +3,22 @@
 `ModelProfile.max_tokens` is the model-side budget of the ZeroSCROLLS paper: prompt plus generation for decoder and
 API models, encoder input for encoder-decoder models. A name is what the provider is given: the API's model id
 (aliases such as gpt-4o follow the provider's latest snapshot; the answering snapshot is kept with each
-generation) or the Hugging Face Hub id of a local model. Each model has exactly one registry name.
+generation) or the Hugging Face Hub id of a local model. Each model has exactly one registry name. A name is looked
+up here first, then among the stand-ins of `zeroscrolls serve-mock` (providers/mock/stand_ins.py), which are no
+real models and so stand outside the registry.
 """
 
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, replace
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.providers.mock.stand_ins import STAND_INS
+from zeroscrolls.providers.profile import PAPER_BUDGET, ModelProfile
 from zeroscrolls.text.templates import PromptStyle
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelProfile:
-    """What a run needs to know of a model, built with keywords: `name`, `provider`, `max_tokens` and `tokenizer`
-    are required, everything else has a default (a chat model of unknown window and prices)."""
-
-    name: str
-    """The name the provider is given (an API's model id, a Hub id)."""
-    provider: str
-    """The provider that serves it (`Provider.name`)."""
-    max_tokens: int
-    """Budget for truncation: prompt + generation (decoder/API models) or encoder input (encoder-decoder)."""
-    tokenizer: str
-    """How to load the model's tokenizer: 'tiktoken:<encoding>', 'hf:<name or path>', 'anthropic:<model>',
-    'whitespace'."""
-    prompt_style: PromptStyle = PromptStyle.CHAT
-    """How prompts are laid out: chat messages, a completion prompt, or Claude's tags (spec §3)."""
-    encoder_decoder: bool = False
-    context_window: int | None = None
-    """The model's real window; budgets above it are refused (None: unknown, not checked)."""
-    max_new_tokens: int | None = None
-    """Fixed generation length for every task (the official HF runner's 1024); None = the task's budget."""
-    input_price: float | None = None
-    """USD per million input tokens (None: unknown)."""
-    output_price: float | None = None
-    cached_input_price: float | None = None
-    """USD per million input tokens read from the provider's prompt cache (None: the input price)."""
-    cache_write_price: float | None = None
-    """USD per million input tokens written to the provider's prompt cache (Anthropic: 1.25x the input price;
-    None: the input price, as OpenAI's automatic cache charges nothing for writing)."""
-    cache_min_tokens: int | None = None
-    """The shortest prompt prefix the provider caches for this model (None: it caches none, or we do not know)."""
-    prices_date: str | None = None
-    """When the prices were read off the provider's price page (YYYY-MM-DD)."""
-    reasoning: bool = False
-    """Reasoning model (o-series, GPT-5): `max_completion_tokens`, no temperature; not the official protocol."""
-    reasoning_budget: int = 0
-    """Tokens a reasoning model may think beyond the answer's budget (its provider's `--reasoning-budget`): the
-    request may generate them, so truncation keeps room for them where the model's window would overflow."""
-    rpm: int | None = None
-    """Requests per minute the rate limiter starts from (registry: the provider's usage-tier-1 limit)."""
-    tpm: int | None = None
-    """Tokens per minute the rate limiter starts from (registry: the provider's usage-tier-1 limit)."""
-    single_sample: bool = False
-    """The provider cannot decode greedily (Anthropic's Messages API takes no temperature or top_k): each prediction
-    is one sample, so a score is one draw that a rerun may not repeat, not a greedy decode as in the paper."""
-    stand_in: bool = False
-    """Not a real model: answered by `zeroscrolls serve-mock` on this machine, priced at zero, so a user can try the
-    API path with no key; its runs are marked so in their manifest and report."""
-    note: str = ""
-    """What a user should know before picking the model (paper model, retired, ...)."""
-
-    def with_budget(self, max_tokens: int | None) -> ModelProfile:
-        """This profile with the user's `--max-tokens`, refused above the model's window."""
-        if max_tokens is None:
-            return self
-        if max_tokens <= 0:
-            raise UsageError(f"--max-tokens must be positive, got {max_tokens}")
-        if self.context_window is not None and max_tokens > self.context_window:
-            raise UsageError(
-                f"--max-tokens {max_tokens} is above {self.name}'s context window of {self.context_window} "
-                "tokens; pass a smaller budget"
-            )
-        return replace(self, max_tokens=max_tokens)
-
 
 PRICES_DATE = "2025-10-15"
 """List prices (USD per million tokens) as published on OpenAI's and Anthropic's pricing pages on this date."""
-PAPER_BUDGET = 8192
-"""Default `max_tokens` of current models: the ZeroSCROLLS paper's budget, so scores compare with its Table 3
-(raise it with `--max-tokens`, up to the model's window)."""
 DEFAULT_REASONING_BUDGET = 4096
 """Tokens a reasoning model may think on top of the task's answer budget, unless `--reasoning-budget` says."""
 WHOLE_DOCUMENT = 1_000_000
@@ -96,9 +30,6 @@ CACHE_MIN_TOKENS = 1024
 ANTHROPIC_CACHE_WRITE = 1.25
 """Anthropic bills input written to its prompt cache (5-minute entries) at 1.25x the input price; reads cost 0.1x
 (the registry's cached-input prices)."""
-
-STAND_IN_NOTE = "stand-in, no real model: answers from `zeroscrolls serve-mock`, free"
-"""The registry's note on the stand-in models (`ModelProfile.stand_in`)."""
 
 _S = PromptStyle
 
@@ -273,52 +204,36 @@ REGISTRY: dict[str, ModelProfile] = {
         _open_decoder("meta-llama/Llama-3.2-3B-Instruct", 131_072),
         _open_decoder("Qwen/Qwen2.5-7B-Instruct", 32_768, note="131072 with YaRN"),
         _open_decoder("Qwen/Qwen3-8B", 32_768, note="thinks unless told not to"),
-        # Stand-ins answered by `zeroscrolls serve-mock` (providers/mock_server.py), for trying the API path.
-        ModelProfile(
-            name="mock",
-            provider="openai",
-            max_tokens=PAPER_BUDGET,
-            tokenizer="tiktoken:o200k_base",
-            prompt_style=_S.CHAT,
-            context_window=128_000,
-            input_price=0.0,
-            output_price=0.0,
-            stand_in=True,
-            note=STAND_IN_NOTE,
-        ),
-        ModelProfile(
-            name="mock-claude",
-            provider="anthropic",
-            max_tokens=PAPER_BUDGET,
-            tokenizer="anthropic:mock-claude",
-            prompt_style=_S.CLAUDE_TAGS,
-            context_window=200_000,
-            input_price=0.0,
-            output_price=0.0,
-            single_sample=True,
-            stand_in=True,
-            note=STAND_IN_NOTE,
-        ),
     ]
 }
 
 
+def known_models() -> dict[str, ModelProfile]:
+    """Every model a name finds, as `zeroscrolls models` lists them: the registry's, then the stand-ins."""
+    return REGISTRY | STAND_INS
+
+
+def find_model(name: str) -> ModelProfile | None:
+    """The profile registered under `name`, a real model's or a stand-in's (None: neither knows it)."""
+    return REGISTRY.get(name) or STAND_INS.get(name)
+
+
 def get_model(name: str) -> ModelProfile:
-    """The registry entry for `name`, or a clear error with the closest names."""
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        close = close_model_names(name)
-        hint = f" Did you mean {', '.join(close)}?" if close else ""
-        raise UsageError(
-            f"unknown model {name!r}.{hint} See `zeroscrolls models`; for a model the registry does not know, "
-            "pass --provider and --max-tokens (and --tokenizer for API servers)."
-        ) from None
+    """The profile registered under `name`, or a clear error with the closest names."""
+    found = find_model(name)
+    if found is not None:
+        return found
+    close = close_model_names(name)
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise UsageError(
+        f"unknown model {name!r}.{hint} See `zeroscrolls models`; for a model the registry does not know, "
+        "pass --provider and --max-tokens (and --tokenizer for API servers)."
+    )
 
 
 def close_model_names(name: str, n: int = 3) -> list[str]:
-    """Registry names closest to `name`, ignoring case; a Hub id whose model part is `name` comes first."""
-    by_lower = {known.lower(): known for known in REGISTRY}
+    """Known names closest to `name`, ignoring case; a Hub id whose model part is `name` comes first."""
+    by_lower = {known.lower(): known for known in known_models()}
     typed = name.lower()
     exact_tail = [known for lower, known in by_lower.items() if lower.rsplit("/", 1)[-1] == typed]
     similar = [by_lower[m] for m in difflib.get_close_matches(typed, by_lower, n=n)]

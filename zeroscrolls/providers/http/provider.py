@@ -20,7 +20,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from zeroscrolls.core.connection import connect_failure, dropped_connection
+from zeroscrolls.core.connection import connect_failure, dropped_connection, on_this_machine
 from zeroscrolls.core.credentials import key_from_environment, mask_secrets, url_secrets, without_credentials
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
@@ -37,7 +37,6 @@ from zeroscrolls.providers.http.options import (
 from zeroscrolls.providers.http.pacing import RateLimiter, ServerLimits, pacing_line
 from zeroscrolls.providers.http.reply import Reply, _MalformedReply
 from zeroscrolls.providers.http.retry import DEFAULT_MAX_RETRIES, DEFAULT_MAX_WAIT_S, RetryPolicy
-from zeroscrolls.providers.mock_server import STAND_IN_KEY, on_this_machine, start_hint
 from zeroscrolls.providers.models import REGISTRY, ModelProfile
 from zeroscrolls.text.truncation import CHAT_OVERHEAD
 
@@ -46,6 +45,8 @@ log = logging.getLogger("zeroscrolls.providers")
 CHARS_PER_TOKEN = 4
 """Estimate for a prompt whose token count truncation did not record (as the APIs' own rate limiters do)."""
 NOT_CACHED = "not cached, so a rerun sends it again"
+STAND_IN_KEY = "serve-mock-takes-no-key"
+"""What is sent as the key of a stand-in model (`ModelProfile.stand_in`), whatever key the environment holds."""
 
 
 class _AttemptTimeout(Exception):
@@ -155,14 +156,14 @@ class HTTPProvider(StreamingProvider):
 
     def environment_key(self) -> str | None:
         """The API key in the environment, without the white space around it (None: not set; `key_from_environment`
-        refuses one with white space inside). A stand-in model (`ModelProfile.stand_in`) is answered by
-        `zeroscrolls serve-mock` on this machine, which takes no key: it gets a placeholder, so the user's key is
-        never sent there, and an endpoint elsewhere is refused with how to start that server."""
+        refuses one with white space inside). A stand-in model (`ModelProfile.stand_in`) is answered by a server
+        on this machine, which takes no key: it gets a placeholder, so the user's key is never sent there, and an
+        endpoint elsewhere is refused with the profile's `start_hint`."""
         stand_in = next((p for p in self._profiles.values() if p.stand_in), None)
         if stand_in is None:
             return key_from_environment(self.key_env)
         if not on_this_machine(urllib.parse.urlsplit(self.identity()["endpoint"]).hostname or ""):
-            raise UsageError(start_hint(stand_in.name, self.name))
+            raise UsageError(stand_in.start_hint)
         return STAND_IN_KEY
 
     def _api_key(self) -> str:

@@ -1,6 +1,7 @@
-"""What the stand-in models of `zeroscrolls serve-mock` answer: read from the prompt alone, the same every time,
-short and in the form the instruction asks for, and drawn from the part of the document the prompt holds, so a
-budget that shows more of the document tends to score better.
+"""What the fake API writes (the stand-in models of `zeroscrolls serve-mock`, and the tests' server unless a test
+scripts its own answers): read from the prompt alone, the same every time, short and in the form the instruction
+asks for, and drawn from the part of the document the prompt holds, so a budget that shows more of the document
+tends to score better.
 
 - Summaries and answers in sentences: the document's sentences that hold the most of the query (where there is
   one), then those richest in the document's frequent words, in document order, cut at `LONG_WORDS`.
@@ -19,7 +20,9 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
+from zeroscrolls.providers.mock.wire import after_prefill, prompt_text
 from zeroscrolls.text.templates import summaries_in
 
 SHORT_WORDS = 6
@@ -75,6 +78,11 @@ def read_prompt(prompt: str) -> ReadPrompt:
     if not opening:
         return ReadPrompt(instruction, document, "")
     return ReadPrompt(instruction, document[: opening[-1].start()], document[opening[-1].end() :])
+
+
+def reply(body: dict[str, Any]) -> str:
+    """What a stand-in writes for a request's body: the answer to its prompt, after the prefill it goes on from."""
+    return after_prefill(body, answer(prompt_text(body)))
 
 
 def answer(prompt: str) -> str:
