@@ -34,7 +34,19 @@ def server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiServer:
 def test_the_batch_provider_answers_for_every_provider_method_itself() -> None:
     """What it does not delegate (or price) would fall back to `Provider`'s default and, e.g., change cache keys."""
     public = {name for name in vars(Provider) if not name.startswith("_") and callable(getattr(Provider, name))}
-    assert public and public <= set(vars(BatchProvider))
+    methods = {name for name in public if not isinstance(getattr(Provider, name), type)}  # `Options` is a declaration
+    assert methods and methods <= set(vars(BatchProvider))
+
+
+def test_the_batch_provider_takes_the_inner_providers_settings(api_server: ApiServer, tmp_path: Path) -> None:
+    """What a provider declares on its class (concurrency, the SDK to import early) and its options are the inner
+    one's: a batch run gets the settings of the provider it sends for."""
+    inner, _ = resolve_model("gpt-4", None, None, {"base_url": api_server.openai_base_url, "rpm": "60"})
+    batch = batched(inner, BatchSettings(tmp_path / "batches.db"))
+    settings = [n for n, v in vars(Provider).items() if not n.startswith("_") and not callable(v) and n != "name"]
+    assert {"default_concurrency", "sending_modules"} <= set(settings)
+    assert all(getattr(batch, n) == getattr(inner, n) for n in [*settings, "name", "options"])
+    assert (batch.default_concurrency, batch.sending_modules) != (Provider.default_concurrency, ())
 
 
 def test_split_batches_respects_both_caps() -> None:

@@ -4,6 +4,7 @@ resume it."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -67,6 +68,7 @@ def run_config(
     finds (the terminal's progress bars). A mistake is a `UsageError` with the command line's message."""
     arguments = {name: value for name, value in locals().items() if name != "options"} | options
     check_options(arguments)
+    refuse_misspelt(model, provider, options)
     from zeroscrolls.evaluation.batch import batch_settings  # the batch API's checks: only here, where they apply
 
     chosen = resolve_suite(suite).with_prompt_mode(prompt_mode)
@@ -99,6 +101,25 @@ def run_config(
         ),
         suite=chosen,
     )
+
+
+def refuse_misspelt(model: str, provider: str | None, options: Mapping[str, Any]) -> None:
+    """Refuse a keyword that neither `run_config` nor the model's provider takes but that is close to a name one of
+    them does (`devise` for `device`), naming it: a Python caller's typo, told before the provider is built."""
+    from zeroscrolls.providers.base import option_names
+    from zeroscrolls.run.planning import provider_class
+
+    own = [n for n in inspect.signature(run_config).parameters if n not in ("command", "batch_watcher", "options")]
+    for name in options:
+        if name in PROVIDER_OPTION_NAMES:
+            continue
+        takes = option_names(provider_class(model, provider))
+        close = difflib.get_close_matches(name, [*own, *PROVIDER_OPTION_NAMES, *takes], n=1, cutoff=0.8)
+        if name not in takes and close:
+            raise UsageError(
+                f"unknown option {name!r}: did you mean {close[0]!r}? (`run_config` takes {', '.join(own)}; the "
+                f"provider's options are listed by `zeroscrolls models --options {model}`)"
+            )
 
 
 def run_options(parameters: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:

@@ -64,12 +64,13 @@ class Provider(ABC):
     name: str
     """The provider's name (`--provider`), recorded with every request and so in its cache key; a subclass sets it on
     the class, and a provider that wraps another (`BatchProvider`) takes the inner one's."""
-    default_concurrency: ClassVar[int] = 8
-    """How many requests the runner keeps in flight unless `--concurrency` says otherwise."""
+    default_concurrency: int = 8
+    """How many requests the runner keeps in flight unless `--concurrency` says otherwise (set on the class; a
+    provider that wraps another takes the inner one's)."""
     Options: ClassVar[type[ProviderOptions]] = ProviderOptions
     """The options this provider takes (`base_url`, `device`, `seed`, ...), typed and described; any other is refused
     when the provider is built, so an option never silently does nothing."""
-    sending_modules: ClassVar[tuple[str, ...]] = ()
+    sending_modules: tuple[str, ...] = ()
     """What sending imports that is slow to import (an SDK: about a second), imported in the background as soon as
     a run knows it will send, so the first request does not wait for it."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
@@ -36,7 +36,7 @@ class NaiveProvider(StreamingProvider):
     """Answers every request with its task's naive baseline; free and instant."""
 
     name = "naive"
-    default_concurrency: ClassVar[int] = 1_000_000
+    default_concurrency = 1_000_000
     """Generation is pure computation: the runner hands over every request at once."""
     Options = SeededOptions
     options: SeededOptions

@@ -70,10 +70,12 @@ class BatchProvider(Provider):
     """`inner` sending through its batch API at batch prices; everything else is the inner provider's. Its
     batch API failing for good raises `RunStopped`: what the batch store recorded is picked up by a rerun."""
 
-    def __init__(self, inner: Provider, settings: BatchSettings) -> None:  # the inner provider's options, validated
-        self.options = inner.options
+    def __init__(self, inner: Provider, settings: BatchSettings) -> None:
         self.inner = inner
         self.name = inner.name  # requests (and so cache keys) are the inner provider's
+        self.options = inner.options  # validated when the inner provider was built
+        self.default_concurrency = inner.default_concurrency
+        self.sending_modules = inner.sending_modules
         self.settings = settings
         self._profiles: dict[str, ModelProfile] = {}
 

@@ -72,7 +72,7 @@ class HTTPProvider(StreamingProvider):
     """The environment variable the SDK reads the server from when `--base-url` is not given."""
     default_base_url: ClassVar[str]
     """The SDK's server when neither `--base-url` nor `base_url_env` names one."""
-    default_concurrency: ClassVar[int] = DEFAULT_CONCURRENCY
+    default_concurrency = DEFAULT_CONCURRENCY
     Options: ClassVar[type[HTTPOptions]] = HTTPOptions
     options: HTTPOptions
     withheld_finish_reasons: ClassVar[frozenset[str]] = frozenset()
