@@ -92,7 +92,7 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
                 "examples": len(items),
                 "partial": scored is not None and not scored.complete,
                 "truncated_share": round(fmean(c.truncated for c in cuts), 4) if cuts else None,
-                "kept_fraction": round(fmean(c.kept_fraction for c in cuts), 4) if cuts else None,
+                "kept_fraction": round(fmean(c.kept_fraction_chars for c in cuts), 4) if cuts else None,
                 "cost_usd": sum_known(costs),
             }
         )

@@ -37,6 +37,7 @@ from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.sweeps.report import score_grid
 from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT
+from zeroscrolls.text.fitted import kept_fraction_chars
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 
 SWEEP_CSV = "sweep.csv"
@@ -177,7 +178,7 @@ def _task_summary(
         "examples": len(records),
         "failed": sum(1 for r in records.values() if r.get("error")),
         "truncated": sum(1 for t in cuts if t["truncated"]) / len(cuts) if cuts else None,
-        "kept": fmean(t["kept_fraction"] for t in cuts) if cuts else None,
+        "kept": fmean(kept_fraction_chars(t) or 0.0 for t in cuts) if cuts else None,
     }
     if result is None or not result.per_example:
         return summary
@@ -233,7 +234,7 @@ def _row(
         "lenient": example_value(lenient) if lenient else None,
         "rescued": formats is not None and example.id in formats.rescued,
         "truncated": cut.get("truncated"),
-        "kept": cut.get("kept_fraction"),
+        "kept": kept_fraction_chars(cut),
         "kept_chars": cut.get("kept_chars"),
         "prompt_tokens": cut.get("prompt_tokens"),
         "input_tokens": record.get("input_tokens"),
