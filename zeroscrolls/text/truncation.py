@@ -53,12 +53,11 @@ from zeroscrolls.text.tokenizers import BatchEncoder, HFTokenizer, TokenCounter,
 
 
 class Truncator:
-    """Truncates prompts with one tokenizer, remembering recent encodings so a sweep over budgets tokenizes each
-    text once. Token ids are kept as 4-byte arrays (a Python list of ints costs about 9x more) and only for texts
-    that are sliced; for the rest only their counts. Where the encoding proves it, a prompt's tokens come from its
-    opening's (text/opening.py), so a document asked several questions is encoded once. Given a `memo` (the run's
-    cache), every fit and opening is remembered there too: a fit found there is rebuilt without tokenizing
-    (text/fit_memo.py), and an opening found there is encoded only as far as a cut needs."""
+    """Truncates prompts with one tokenizer: the one interface to the official cut's accelerators. It remembers
+    recent encodings (4-byte arrays: a list of ints costs about 9x more), so a sweep over budgets tokenizes each
+    document once; where the encoding proves it, a prompt's tokens come from its opening's (text/opening.py), so a
+    document asked several questions is encoded once. Given a `memo` (the run's cache), every fit and opening is
+    remembered there too: a fit found there is rebuilt without tokenizing (text/fit_memo.py)."""
 
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
@@ -69,7 +68,6 @@ class Truncator:
         self.batches = self._encodes and isinstance(tokenizer, BatchEncoder)
         """Whether `prefetch` encodes anything: the tokenizer encodes batches on every core."""
         self._ids: LRU[tuple[str, bool], array[int]] = LRU(cache_size)
-        self._counts: LRU[tuple[str, bool], int] = LRU(4 * cache_size)
         self.memo: FitStore | None = None
         """Where fits are remembered across runs (None: nowhere)."""
         self.count_documents = False
@@ -165,7 +163,8 @@ class Truncator:
         return fit_key(self.fingerprint, self.framing(budget.chat), parts, budget)
 
     def _count(self, text: str, special: bool = False) -> int:
-        return self._counts.get((text, special), lambda: len(self._encoder.encode(text, add_special_tokens=special)))
+        """The tokens of a short text around a document, encoded each time (remembering them saved no time)."""
+        return len(self._encoder.encode(text, add_special_tokens=special))
 
     def fit(
         self,
@@ -367,7 +366,7 @@ class Truncator:
 
     def _fit_seq2seq(self, parts: PromptParts, max_tokens: int, where: str) -> FittedPrompt:
         ids = self._encode(parts.text, special=True)
-        doc_tokens = self._count(parts.text[parts.document_start : parts.document_end])
+        doc_tokens = len(self._encode(parts.text[parts.document_start : parts.document_end]))
         if len(ids) <= max_tokens:
             span = (parts.document_start, parts.document_end)
             record = TruncationRecord(
