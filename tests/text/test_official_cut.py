@@ -26,14 +26,13 @@ from zeroscrolls.text.tokenizers import Tokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 
 TOKENIZERS = ["whitespace", "tiktoken:cl100k_base", "tiktoken:o200k_base"] + ([] if MISSING_LOCAL else ["hf"])
-HF_FOLDER = Path(tempfile.mkdtemp(prefix="official-cut-hf-"))
 
 
 @functools.cache
 def tokenizer_named(name: str) -> Tokenizer:
     """Each tokenizer built once. The Hugging Face one appends `</s>`, which a completion prompt counts (rule
     `framing`), so it is drawn for chat prompts only, where it has no chat template and the official 9 apply."""
-    spec = f"hf:{build_tiny_t5_tokenizer(HF_FOLDER)}" if name == "hf" else name
+    spec = f"hf:{build_tiny_t5_tokenizer(Path(tempfile.mkdtemp(prefix='official-cut-')))}" if name == "hf" else name
     tokenizer = load_tokenizer(spec)
     assert isinstance(tokenizer, Tokenizer)
     return tokenizer
