@@ -1,7 +1,8 @@
 """The Truncator sends exactly the official cut (text/official.py, spec §3.4), byte for byte: on random documents
 of troublesome characters asked one to three questions, random budgets, the tokenizers the tests build offline
 (whitespace, tiktoken's cl100k and o200k, a tiny Hugging Face BPE) and both prompt styles; fitted fresh, after a
-prefetch, and recalled from the cache file. Where the official keep would cut into the instruction, it refuses."""
+prefetch, and recalled from the cache file. Where the official keep would cut into the instruction, it refuses.
+A seq2seq model gets exactly the official encoder input, token for token."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ from hypothesis import strategies as st
 
 from tests.text.test_junction import TROUBLE
 from tests.text.test_truncation import TEMPLATES, example
-from tests.tiny_models import MISSING_LOCAL, build_tiny_t5_tokenizer
+from tests.tiny_models import MISSING_LOCAL, build_tiny_t5_tokenizer, needs_local
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt
-from zeroscrolls.text.official import CHAT_OVERHEAD, official_cut
+from zeroscrolls.text.official import CHAT_OVERHEAD, official_cut, official_seq2seq_cut
 from zeroscrolls.text.templates import PromptParts, PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import Tokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
@@ -95,6 +96,29 @@ def fitted(truncator: Truncator, parts: PromptParts, budget: Budget) -> str | No
         return None
     assert result.record.rule is FitRule.OFFICIAL
     return result.text
+
+
+@needs_local
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), task=st.sampled_from(["narrative_qa", "gov_report"]), document=words, question=questions)
+def test_a_seq2seq_model_gets_the_official_encoder_input(
+    data: st.DataObject, task: str, document: str, question: list[str]
+) -> None:
+    tokenizer = tokenizer_named("hf")
+    parts = build_prompt(example(task, document, question[0]), TEMPLATES[task], PromptStyle.COMPLETION, TASKS[task])
+    whole = len(tokenizer.encode(parts.text, add_special_tokens=True))
+    max_tokens = data.draw(st.integers(1, whole + 2), label="max_tokens")
+    suffix = len(tokenizer.encode(parts.suffix, add_special_tokens=True))
+    head = len(tokenizer.encode(parts.text[: parts.document_start]))
+    official = official_seq2seq_cut(tokenizer, parts.text, parts.query_start, parts.separator, max_tokens)
+    expected = None if whole > max_tokens and max_tokens - suffix < head else tuple(official)
+    truncator = Truncator(tokenizer)
+    for _ in range(2):  # the second time from the encodings it holds
+        try:
+            got = truncator.fit(parts, max_tokens, 0, chat=False, encoder_decoder=True).token_ids
+        except ExampleFailed:
+            got = None
+        assert got == expected
 
 
 @pytest.mark.parametrize("chat", [True, False])
