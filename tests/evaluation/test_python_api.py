@@ -251,6 +251,10 @@ def test_sweep_and_load_sweep_give_the_budget_by_task_table(synthetic_data: Path
     again = zeroscrolls.load_sweep(swept.path)
     assert again.frame.equals(swept.frame) and again.points == swept.points
     assert repr(again) == "Sweep('s', models=naive, budgets=2048, 8192, points=2)"
+    assert (swept.frame.kept_fraction_chars <= 1).all() and "kept_fraction" not in swept.frame
+    csv = swept.path / "sweep.csv"  # as a release wrote it before the column said it counts characters
+    csv.write_text(csv.read_text().replace("kept_fraction_chars", "kept_fraction"))
+    assert zeroscrolls.load_sweep(swept.path).frame.equals(swept.frame)
 
 
 def test_importing_the_package_stays_cheap_and_sweep_is_the_function() -> None:

@@ -342,7 +342,7 @@ def test_sweep_pages_raw_table_reads_well_at_1280_pixels(sample_sweep: Path, pag
     assert rows[0] == [
         first.model, f"{first.budget:,}", first.task, f"{first.score:.1f}", f"{first.ci_low:.1f}",
         f"{first.ci_high:.1f}", str(first.scored), str(first.examples), "", f"{100 * first.truncated_share:.0f}%",
-        f"{100 * first.kept_fraction:.0f}%", f"{first.cost_usd:.4f}",
+        f"{100 * first.kept_fraction_chars:.0f}%", f"{first.cost_usd:.4f}",
     ]  # fmt: skip
     assert len(rows) == len(csv)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")

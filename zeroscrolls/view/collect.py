@@ -36,7 +36,7 @@ from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, TaskResult, load
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.sweeps.report import score_grid
-from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT
+from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT, read_table
 from zeroscrolls.text.fitted import kept_fraction_chars
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 
@@ -286,7 +286,7 @@ def _sweep(folder: Path, suites: Sequence[Suite]) -> dict[str, Any]:
     budget, one decimal, partial marks), its columns named by the tasks' titles with the average last, and as it
     is (the raw table); and the sweep's plots."""
     csv = folder / SWEEP_CSV
-    table = pd.read_csv(csv) if csv.is_file() else pd.DataFrame(columns=CSV_COLUMNS)
+    table = read_table(csv) if csv.is_file() else pd.DataFrame(columns=CSV_COLUMNS)
     tasks = list(dict.fromkeys(table.task))
     _, grid = score_grid(table, intervals=False, short=True)
     if AVERAGE not in tasks:  # the average column stays, empty, where no point has every task fully scored
