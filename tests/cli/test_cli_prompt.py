@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from tests.api_server import ApiServer
 from tests.tiny_models import build_tiny_t5, require_local
+from tests.whole_encoding import WholeEncoding
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.models import get_model
@@ -55,6 +56,14 @@ def test_truncated_chat_prompt_and_record_on_stderr() -> None:
     record = json.loads(out.stderr)
     assert record["truncated"] is True
     assert record["prompt_tokens"] == fitted.record.prompt_tokens <= 1024 - 10
+    # a record names what it counts, and --record counts the tokens of a document cut from its head alone
+    assert fitted.record.document_tokens is None
+    whole = fit_example(
+        example, load_templates()["quality"], profile, Truncator(WholeEncoding(load_tokenizer(profile.tokenizer)))
+    )
+    assert record["document_tokens"] == whole.record.document_tokens > record["kept_tokens"]
+    assert record["kept_fraction_chars"] == round(record["kept_chars"] / record["document_chars"], 6) < 1
+    assert "kept_fraction" not in record
 
 
 def test_unknown_id_model_and_task_exit_2_with_clear_messages() -> None:

@@ -102,8 +102,23 @@ def test_a_run_holds_scores_formats_and_examples(tmp_path: Path) -> None:
     assert quality.loc["22875_L821878U_6", "references"] == ["C"]
     assert quality.loc["22875_L821878U_6", "prediction"] == "C" and quality.loc["22875_L821878U_6", "score"] == 100.0
     assert quality.loc["20077_ZF5G55FD_1", "score"] == 0.0 and quality.score.mean() == run.scores["quality"]
-    assert examples.failure.isna().all() and not examples.truncated.any() and (examples.kept_fraction == 1.0).all()
+    assert (
+        examples.failure.isna().all() and not examples.truncated.any() and (examples.kept_fraction_chars == 1.0).all()
+    )
     assert (examples.input_tokens > 0).all() and (examples.output_tokens > 0).all() and (examples.cost == 0).all()
+
+
+def test_records_written_before_their_fields_said_characters_still_read(tmp_path: Path) -> None:
+    folder = naive_run(tmp_path).path
+    path = folder / "records" / "quality.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert all("kept_fraction" not in r["truncation"] and r["truncation"]["kept_fraction_chars"] == 1 for r in rows)
+    for row, share in zip(rows, (0.25, 0.5), strict=True):  # a record of before kept_chars and kept_fraction_chars
+        row["truncation"] = {"document_tokens": 8, "kept_tokens": 2, "truncated": True, "prompt_tokens": 90}
+        row["truncation"]["kept_fraction"] = share
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    quality = zeroscrolls.load_run(folder).examples().query("task == 'quality'")
+    assert sorted(quality.kept_fraction_chars) == [0.25, 0.5] and quality.truncated.all()
 
 
 def test_the_openai_path_and_its_rerun_from_the_cache(
@@ -236,6 +251,10 @@ def test_sweep_and_load_sweep_give_the_budget_by_task_table(synthetic_data: Path
     again = zeroscrolls.load_sweep(swept.path)
     assert again.frame.equals(swept.frame) and again.points == swept.points
     assert repr(again) == "Sweep('s', models=naive, budgets=2048, 8192, points=2)"
+    assert (swept.frame.kept_fraction_chars <= 1).all() and "kept_fraction" not in swept.frame
+    csv = swept.path / "sweep.csv"  # as a release wrote it before the column said it counts characters
+    csv.write_text(csv.read_text().replace("kept_fraction_chars", "kept_fraction"))
+    assert zeroscrolls.load_sweep(swept.path).frame.equals(swept.frame)
 
 
 def test_importing_the_package_stays_cheap_and_sweep_is_the_function() -> None:

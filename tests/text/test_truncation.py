@@ -222,7 +222,7 @@ def test_a_cut_document_is_tokenized_once() -> None:
     assert tokenizer.characters < len(parts.text) + len(fitted.text) + 1000  # not the document a second time
     words, kept_words = len(document.split()), len(fitted.kept_document.split())
     assert abs(fitted.record.document_tokens - words) <= 1  # the prompt less the prompt without its document
-    assert kept_words < words and fitted.record.kept_fraction == len(fitted.kept_document) / len(document)
+    assert kept_words < words and fitted.record.kept_fraction_chars == len(fitted.kept_document) / len(document)
 
 
 class NotingTiktoken(TiktokenTokenizer):

@@ -342,7 +342,7 @@ def test_sweep_pages_raw_table_reads_well_at_1280_pixels(sample_sweep: Path, pag
     assert rows[0] == [
         first.model, f"{first.budget:,}", first.task, f"{first.score:.1f}", f"{first.ci_low:.1f}",
         f"{first.ci_high:.1f}", str(first.scored), str(first.examples), "", f"{100 * first.truncated_share:.0f}%",
-        f"{100 * first.kept_fraction:.0f}%", f"{first.cost_usd:.4f}",
+        f"{100 * first.kept_fraction_chars:.0f}%", f"{first.cost_usd:.4f}",
     ]  # fmt: skip
     assert len(rows) == len(csv)
     assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
@@ -395,6 +395,22 @@ def test_a_test_split_run_is_shown_unscored_and_other_templates_are_flagged(tmp_
     assert {row["task"] for row in page["rows"]} == {"quality", "qasper"} and all(
         row["prediction"] for row in page["rows"]
     )
+
+
+def test_a_page_of_records_written_before_their_fields_said_characters(tmp_path: Path) -> None:
+    run = zs("run", "--model", "naive", "--data", "sample", "--tasks", "quality", "--output", str(tmp_path),
+             "--run-name", "old")  # fmt: skip
+    assert run.exit_code == 0, run.output
+    path = tmp_path / "old" / "records" / "quality.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:  # a record of before kept_chars and kept_fraction_chars: the kept share of tokens
+        row["truncation"] = {"document_tokens": 8, "kept_tokens": 2, "truncated": True, "prompt_tokens": 90}
+        row["truncation"]["kept_fraction"] = 0.25
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert zs("view", str(tmp_path / "old")).exit_code == 0
+    (shown,) = page_data(tmp_path / "old" / "view.html")["runs"]
+    assert {row["kept"] for row in shown["rows"]} == {0.25} and all(row["kept_chars"] is None for row in shown["rows"])
+    assert [task["kept"] for task in shown["tasks"]] == [0.25]
 
 
 def test_a_scrolls_run_page_scores_checks_and_prompts_with_its_suite(

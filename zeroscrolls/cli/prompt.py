@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from typing import Annotated
 
 import typer
@@ -44,7 +43,9 @@ def prompt(
     sample: SampleOption = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of --sample (as the run was given).")] = None,
     books: BooksOption = None,
-    record: Annotated[bool, typer.Option("--record", help="Print the truncation record to stderr.")] = False,
+    record: Annotated[
+        bool, typer.Option("--record", help="Print the truncation record to stderr, the document's tokens counted.")
+    ] = False,
 ) -> None:
     """Print the final prompt (chat styles: the user message) and nothing else on stdout.
 
@@ -70,13 +71,14 @@ def prompt(
     options = {"tokenizer": tokenizer} if tokenizer else {}
     prov, profile = resolve_model(model, provider, max_tokens, options)
     truncator = Truncator(prov.tokenizer(profile))
+    truncator.count_documents = record  # the document's tokens, where a cut from its head alone leaves them uncounted
     try:
         fitted = fit_example(examples[example_id], templates[task], profile, truncator, info)
     except ExampleFailed as exc:
         raise UsageError(str(exc)) from None
     typer.echo(fitted.text, nl=False)
     if record:
-        details = asdict(fitted.record) | {"kept_fraction": round(fitted.record.kept_fraction, 6)}
+        details = fitted.record.to_json()
         if fitted.prefill:
             details["assistant_prefill"] = fitted.prefill
         Console(stderr=True).print_json(json.dumps(details))

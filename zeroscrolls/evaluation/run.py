@@ -28,6 +28,7 @@ from zeroscrolls.output.manifest import read_manifest
 from zeroscrolls.providers.models import WHOLE_DOCUMENT
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
+from zeroscrolls.text.fitted import kept_fraction_chars
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +44,7 @@ EXAMPLE_COLUMNS = (
     "references",
     "score",
     *ROUGE_TYPES,
-    "kept_fraction",
+    "kept_fraction_chars",
     "truncated",
     "input_tokens",
     "output_tokens",
@@ -271,7 +272,7 @@ class Run:
                         list(example.outputs),
                         example_value(values) if values else None,
                         *(values.get(name) if values else None for name in ROUGE_TYPES),
-                        cut.get("kept_fraction"),
+                        kept_fraction_chars(cut),
                         cut.get("truncated"),
                         tokens if tokens is not None else cut.get("prompt_tokens"),
                         record.get("output_tokens"),

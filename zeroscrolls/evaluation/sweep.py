@@ -145,13 +145,12 @@ class Sweep:
 
 def load_sweep(path: str | Path) -> Sweep:
     """The `Sweep` of a sweep folder (`results/<sweep-name>/`, written by `zeroscrolls sweep` or `sweep`)."""
-    import pandas as pd
-
     from zeroscrolls.output.manifest import find_runs
+    from zeroscrolls.sweeps.table import read_table
 
     folder = Path(path)
     csv = folder / SWEEP_CSV
     if not csv.is_file():
         hint = " (a run folder: use load_run)" if (folder / "manifest.json").is_file() else ""
         raise UsageError(f"{folder}: not a sweep folder (no {SWEEP_CSV}){hint}; pass a folder written by a sweep")
-    return Sweep(folder, pd.read_csv(csv), [load_run(run) for run, _ in find_runs([folder])])
+    return Sweep(folder, read_table(csv), [load_run(run) for run, _ in find_runs([folder])])

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from zeroscrolls.core.source_digest import source_digest
 from zeroscrolls.output.atomic import remove_stale_temporaries
+from zeroscrolls.text.fitted import kept_fraction_chars
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -41,7 +42,9 @@ def overview(
     mean of its R1, R2 and RL.
     """
     tasks = list(records)
-    kept = [[100 * r["truncation"]["kept_fraction"] for r in records[t] if r.get("truncation")] for t in tasks]
+    kept = [
+        [100 * (kept_fraction_chars(r["truncation"]) or 0.0) for r in records[t] if r.get("truncation")] for t in tasks
+    ]
     scored = [t for t in tasks if per_example.get(t)]
     values = [[sum(v.values()) / len(v) for v in per_example[t].values()] for t in scored]
     inputs = (tasks, kept, scored, values)

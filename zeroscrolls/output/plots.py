@@ -89,14 +89,14 @@ def score_figure(frame: pd.DataFrame) -> Figure:
 
 def kept_vs_budget(frame: pd.DataFrame, path: Path) -> Path:
     """One panel per model: mean share of each document kept after truncation against budget, one line per task."""
-    tasks = frame[frame.task != AVERAGE].dropna(subset=["kept_fraction"])
+    tasks = frame[frame.task != AVERAGE].dropna(subset=["kept_fraction_chars"])
     models = list(dict.fromkeys(tasks.model))
     figure, axes = _grid(max(len(models), 1), width=4.6, height=3.4)
     budgets = sorted(set(frame.budget))
     for ax, model in zip(axes, models, strict=False):
         for task in dict.fromkeys(tasks.task):
             rows = tasks[(tasks.model == model) & (tasks.task == task)].sort_values("budget")
-            ax.plot(rows.budget, 100 * rows.kept_fraction, marker=".", label=task)
+            ax.plot(rows.budget, 100 * rows.kept_fraction_chars, marker=".", label=task)
         ax.set_title(model)
         ax.set_ylim(0, 105)
         ax.set_ylabel("document kept (%)")

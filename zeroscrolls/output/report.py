@@ -13,6 +13,7 @@ from zeroscrolls.results.scoring import PARTIAL_MARK, BenchmarkResult
 from zeroscrolls.results.splits import recorded_checks
 from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.suites.breakdowns import rows as breakdown_rows
+from zeroscrolls.text.fitted import kept_fraction_chars
 
 SHOWN_IDS = 5
 STAND_IN_NOTE = (
@@ -182,7 +183,7 @@ def _truncation_section(records: Mapping[str, Sequence[Mapping[str, Any]]]) -> s
                 task,
                 len(items),
                 f"{100 * truncated / len(cuts):.0f}%",
-                f"{100 * fmean(t['kept_fraction'] for t in cuts):.1f}%",
+                f"{100 * fmean(kept_fraction_chars(t) or 0.0 for t in cuts):.1f}%",
                 round(fmean(t["prompt_tokens"] for t in cuts)),
             ]
         )

@@ -304,7 +304,7 @@ def _record(r: ExampleResult) -> dict[str, Any]:
     return {
         "id": r.planned.example.id,
         "key": r.planned.key,
-        "truncation": None if t is None else asdict(t) | {"kept_fraction": round(t.kept_fraction, 6)},
+        "truncation": None if t is None else t.to_json(),
         "input_tokens": g.input_tokens if g else None,
         "output_tokens": g.output_tokens if g else None,
         "cost_usd": g.cost_usd if g else None,

@@ -57,7 +57,7 @@ def point_overview(result: SweepResult) -> tuple[list[str], list[list[str]]]:
     rows = []
     for p in result.points:
         group = tasks[(tasks.model == p.model) & (tasks.budget == p.budget)].to_dict("records")
-        truncated, kept = weighted(group, "truncated_share"), weighted(group, "kept_fraction")
+        truncated, kept = weighted(group, "truncated_share"), weighted(group, "kept_fraction_chars")
         rows.append(
             [
                 p.model,
@@ -86,9 +86,9 @@ def truncation_grid(frame: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
 
 
 def _truncation_cell(row: Any) -> str:
-    if row is None or pd.isna(row.kept_fraction):
+    if row is None or pd.isna(row.kept_fraction_chars):
         return "-"
-    return f"{100 * row.truncated_share:.0f}% / {100 * row.kept_fraction:.0f}%"
+    return f"{100 * row.truncated_share:.0f}% / {100 * row.kept_fraction_chars:.0f}%"
 
 
 def _scores_section(frame: pd.DataFrame, boot: Bootstrap) -> str:

@@ -29,7 +29,7 @@ CSV_COLUMNS = [
     "examples",
     "partial",
     "truncated_share",
-    "kept_fraction",
+    "kept_fraction_chars",
     "cost_usd",
 ]
 SCORE_PLOT = "score_vs_budget.png"
@@ -92,7 +92,7 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
                 "examples": len(items),
                 "partial": scored is not None and not scored.complete,
                 "truncated_share": round(fmean(c.truncated for c in cuts), 4) if cuts else None,
-                "kept_fraction": round(fmean(c.kept_fraction for c in cuts), 4) if cuts else None,
+                "kept_fraction_chars": round(fmean(c.kept_fraction_chars for c in cuts), 4) if cuts else None,
                 "cost_usd": sum_known(costs),
             }
         )
@@ -110,11 +110,16 @@ def point_rows(model: str, budget: int, result: RunResult, boot: Bootstrap) -> l
                 "examples": sum(r["examples"] for r in rows),
                 "partial": False,
                 "truncated_share": weighted(rows, "truncated_share"),
-                "kept_fraction": weighted(rows, "kept_fraction"),
+                "kept_fraction_chars": weighted(rows, "kept_fraction_chars"),
                 "cost_usd": sum_known([r["cost_usd"] for r in rows]),
             }
         )
     return rows
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """`sweep.csv` as written; one written before its share kept said it counts characters (`kept_fraction`) too."""
+    return pd.read_csv(path).rename(columns={"kept_fraction": "kept_fraction_chars"})
 
 
 def weighted(rows: Sequence[Mapping[Any, Any]], column: str) -> float | None:

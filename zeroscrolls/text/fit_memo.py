@@ -36,6 +36,7 @@ DECIDING_MODULES = (
     "fitted.py",
     "counted.py",
     "truncation.py",
+    "official.py",
     "junction.py",
     "opening.py",
     "encodings.py",

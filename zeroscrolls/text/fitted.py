@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.text.templates import PromptParts
@@ -46,8 +47,9 @@ class TruncationRecord:
 
     document_tokens: int | None
     """The document's tokens; None where it was cut from its head alone (text/opening.py): the tokens past the cut
-    were never encoded, since the prompt needs none of them."""
+    were never encoded, since the prompt needs none of them (`Truncator.count_documents` counts them)."""
     kept_tokens: int
+    """Tokens of the document the model sees."""
     truncated: bool
     """Whether the document was cut (and the trim notice added)."""
     prompt_tokens: int
@@ -59,10 +61,21 @@ class TruncationRecord:
     """Characters of the document the model sees (its kept head or tail)."""
 
     @property
-    def kept_fraction(self) -> float:
+    def kept_fraction_chars(self) -> float:
         """The share of the document's characters the model saw: exact without counting the document's tokens, and
         comparable across models whatever their tokenizers."""
         return self.kept_chars / self.document_chars if self.document_chars else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a run's `records/<task>.jsonl` and `zeroscrolls prompt --record` write it."""
+        return asdict(self) | {"kept_fraction_chars": round(self.kept_fraction_chars, 6)}
+
+
+def kept_fraction_chars(truncation: Mapping[str, Any]) -> float | None:
+    """The share of the document's characters the model saw, from a written record (`TruncationRecord.to_json`;
+    None: no record). A record written before the field said what it counts has `kept_fraction` instead (a share
+    of characters since `kept_chars` was recorded, of tokens before)."""
+    return truncation.get("kept_fraction_chars", truncation.get("kept_fraction"))
 
 
 @dataclass(frozen=True)

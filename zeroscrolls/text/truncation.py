@@ -1,4 +1,5 @@
-"""Fit a prompt into a model's token budget the way the official runners do (spec §3.4).
+"""Fit a prompt into a model's token budget the way the official runners do (spec §3.4), faster: the official cut
+itself is official.py's `official_cut`, which the prompts of the `official` rule equal byte for byte.
 
 Only the document is cut, at a token boundary of the model's own tokenizer, and the trim notice follows it; the
 instruction, headers, query and response header are never cut. Every result carries a `TruncationRecord`.
@@ -35,6 +36,7 @@ from zeroscrolls.text.fitted import (
 )
 from zeroscrolls.text.junction import joined_length, proven
 from zeroscrolls.text.lru import LRU
+from zeroscrolls.text.official import CHAT_OVERHEAD
 from zeroscrolls.text.opening import (
     NO_HEAD,
     NO_OPENING,
@@ -49,18 +51,13 @@ from zeroscrolls.text.opening import (
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import BatchEncoder, HFTokenizer, TokenCounter, Tokenizer
 
-CHAT_OVERHEAD = 9
-"""spec §3.4: the official OpenAI runner keeps 9 fewer tokens for chat models (message framing). Tokenizers with
-a chat template of their own (local models) reserve what that template measurably adds instead."""
-
 
 class Truncator:
-    """Truncates prompts with one tokenizer, remembering recent encodings so a sweep over budgets tokenizes each
-    text once. Token ids are kept as 4-byte arrays (a Python list of ints costs about 9x more) and only for texts
-    that are sliced; for the rest only their counts. Where the encoding proves it, a prompt's tokens come from its
-    opening's (text/opening.py), so a document asked several questions is encoded once. Given a `memo` (the run's
-    cache), every fit and opening is remembered there too: a fit found there is rebuilt without tokenizing
-    (text/fit_memo.py), and an opening found there is encoded only as far as a cut needs."""
+    """Truncates prompts with one tokenizer: the one interface to the official cut's accelerators. It remembers
+    recent encodings (4-byte arrays: a list of ints costs about 9x more), so a sweep over budgets tokenizes each
+    document once; where the encoding proves it, a prompt's tokens come from its opening's (text/opening.py), so a
+    document asked several questions is encoded once. Given a `memo` (the run's cache), every fit and opening is
+    remembered there too: a fit found there is rebuilt without tokenizing (text/fit_memo.py)."""
 
     def __init__(self, tokenizer: TokenCounter, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
@@ -71,9 +68,10 @@ class Truncator:
         self.batches = self._encodes and isinstance(tokenizer, BatchEncoder)
         """Whether `prefetch` encodes anything: the tokenizer encodes batches on every core."""
         self._ids: LRU[tuple[str, bool], array[int]] = LRU(cache_size)
-        self._counts: LRU[tuple[str, bool], int] = LRU(4 * cache_size)
         self.memo: FitStore | None = None
         """Where fits are remembered across runs (None: nowhere)."""
+        self.count_documents = False
+        """Whether a document cut from its head alone is counted whole all the same (`zeroscrolls prompt --record`)."""
         self._recalled: dict[str, str] = {}
         """Remembered fits `prefetch` found for the next `fit` calls, by key."""
         self._openings: LRU[str, Opening] = LRU(cache_size)
@@ -165,7 +163,8 @@ class Truncator:
         return fit_key(self.fingerprint, self.framing(budget.chat), parts, budget)
 
     def _count(self, text: str, special: bool = False) -> int:
-        return self._counts.get((text, special), lambda: len(self._encoder.encode(text, add_special_tokens=special)))
+        """The tokens of a short text around a document, encoded each time (remembering them saved no time)."""
+        return len(self._encoder.encode(text, add_special_tokens=special))
 
     def fit(
         self,
@@ -220,10 +219,11 @@ class Truncator:
 
     def _counted_document(self, parts: PromptParts, tokens: PromptTokens) -> int | None:
         """The document's tokens: the prompt's less those of the prompt without it (encoding the document alone again
-        was 40 % of a long run's planning); None where the prompt's were not counted (a head showed it is cut)."""
-        if tokens.known is None:
+        was 40 % of a long run's planning); None where the prompt's were not counted (a head showed it is cut) and
+        `count_documents` is off."""
+        if tokens.known is None and not self.count_documents:
             return None
-        return tokens.known - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
+        return tokens.total() - self._count(parts.text[: parts.document_start] + parts.text[parts.document_end :])
 
     def _fit_decoder(self, parts: PromptParts, budget: Budget, where: str) -> FittedPrompt:
         limit, window = budget.max_tokens - budget.generation_budget, budget.window
@@ -366,7 +366,7 @@ class Truncator:
 
     def _fit_seq2seq(self, parts: PromptParts, max_tokens: int, where: str) -> FittedPrompt:
         ids = self._encode(parts.text, special=True)
-        doc_tokens = self._count(parts.text[parts.document_start : parts.document_end])
+        doc_tokens = len(self._encode(parts.text[parts.document_start : parts.document_end]))
         if len(ids) <= max_tokens:
             span = (parts.document_start, parts.document_end)
             record = TruncationRecord(

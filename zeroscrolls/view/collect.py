@@ -35,7 +35,8 @@ from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, TaskResult, load
 from zeroscrolls.run.values import RunFolder
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.sweeps.report import score_grid
-from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT
+from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT, read_table
+from zeroscrolls.text.fitted import kept_fraction_chars
 from zeroscrolls.text.templates import PromptStyle, Template, build_prompt
 
 SWEEP_CSV = "sweep.csv"
@@ -166,7 +167,7 @@ def _task_summary(
         "examples": len(records),
         "failed": sum(1 for r in records.values() if r.get("error")),
         "truncated": sum(1 for t in cuts if t["truncated"]) / len(cuts) if cuts else None,
-        "kept": fmean(t["kept_fraction"] for t in cuts) if cuts else None,
+        "kept": fmean(kept_fraction_chars(t) or 0.0 for t in cuts) if cuts else None,
     }
     if result is None or not result.per_example:
         return summary
@@ -222,7 +223,7 @@ def _row(
         "lenient": example_value(lenient) if lenient else None,
         "rescued": formats is not None and example.id in formats.rescued,
         "truncated": cut.get("truncated"),
-        "kept": cut.get("kept_fraction"),
+        "kept": kept_fraction_chars(cut),
         "kept_chars": cut.get("kept_chars"),
         "prompt_tokens": cut.get("prompt_tokens"),
         "input_tokens": record.get("input_tokens"),
@@ -274,7 +275,7 @@ def _sweep(folder: Path, suites: Sequence[Suite]) -> dict[str, Any]:
     budget, one decimal, partial marks), its columns named by the tasks' titles with the average last, and as it
     is (the raw table); and the sweep's plots."""
     csv = folder / SWEEP_CSV
-    table = pd.read_csv(csv) if csv.is_file() else pd.DataFrame(columns=CSV_COLUMNS)
+    table = read_table(csv) if csv.is_file() else pd.DataFrame(columns=CSV_COLUMNS)
     tasks = list(dict.fromkeys(table.task))
     _, grid = score_grid(table, intervals=False, short=True)
     if AVERAGE not in tasks:  # the average column stays, empty, where no point has every task fully scored

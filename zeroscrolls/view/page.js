@@ -38,7 +38,7 @@ const RAW_COLUMNS = {  // sweep.csv's columns as the raw table shows them; other
   examples: { label: "examples", num: true, text: count },
   partial: { label: "partial", text: (v) => (v ? "yes" : "") },
   truncated_share: { label: "truncated", num: true, text: percent },
-  kept_fraction: { label: "kept", num: true, text: percent },
+  kept_fraction_chars: { label: "kept", num: true, text: percent },
   cost_usd: { label: "cost $", num: true, text: (v) => fixed(v, 4) },
 };
 
