@@ -218,3 +218,56 @@ def test_the_fake_api_stands_apart() -> None:
 
     users = {name for name, imported in graph().items() if not in_corner(name) and any(map(in_corner, imported))}
     assert users <= FAKE_API_USERS
+
+
+def is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def dotted(node: ast.expr) -> str | None:
+    """`a.b.c` of an attribute chain that starts at a name, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := dotted(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
+
+
+def private_library_names(path: Path) -> set[str]:
+    """What `path` reaches of other packages' private names: `from x._y import z`, `import x._y`, `from x import _y`
+    and `x._y` on a module it imported. A library changes these in any release without saying so."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.partition(".")[0] != "zeroscrolls":
+                    modules.add(alias.asname or alias.name.partition(".")[0])
+                    found.update({alias.name} if any(map(is_private, alias.name.split("."))) else set())
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.partition(".")[0] not in ("zeroscrolls", "__future__"):
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+                found.update(name for name in names if any(map(is_private, name.split("."))))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and is_private(node.attr) and (chain := dotted(node)):
+            found.update({chain} if chain.partition(".")[0] in modules else set())
+    return found
+
+
+def test_the_package_uses_only_public_names_of_libraries() -> None:
+    private = {name: sorted(found) for name, path in module_files().items() if (found := private_library_names(path))}
+    assert private == {}
+
+
+def test_a_private_library_name_is_found_however_it_is_reached(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "import typer\nimport os.path as p\nfrom typing import TYPE_CHECKING\nfrom zeroscrolls.core import _x\n"
+        "if TYPE_CHECKING:\n    from typer._click import Context\n"
+        "def f(obj):\n    from openai import _models\n    import httpx._api\n"
+        "    return typer.main._helper, p.__name__, obj._own, typer.Typer\n"
+    )
+    assert private_library_names(source) == {
+        "typer._click.Context", "openai._models", "httpx._api", "typer.main._helper"
+    }  # fmt: skip

@@ -16,15 +16,13 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from contextlib import AbstractContextManager
+from typing import Annotated, Any, Protocol
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from zeroscrolls.core.errors import RunStopped, UsageError
-
-if TYPE_CHECKING:
-    from typer._click import Command, Context, HelpFormatter, Parameter
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "suites": ("info", "List the installed benchmark suites."),
@@ -70,37 +68,63 @@ def one_line_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+class HelpWriter(Protocol):
+    """What the help hooks use of the help formatter click hands them (typer exports no name for its class)."""
+
+    @property
+    def width(self) -> int: ...
+    @property
+    def current_indent(self) -> int: ...
+    def write_paragraph(self) -> None: ...
+    def write_text(self, text: str) -> None: ...
+    def write_dl(self, rows: Sequence[tuple[str, str]], col_max: int = 30, col_spacing: int = 2) -> None: ...
+    def section(self, name: str) -> AbstractContextManager[None]: ...
+    def indentation(self) -> AbstractContextManager[None]: ...
+
+
+class NamedArgument(Protocol):
+    """What an argument's name in a help is made of."""
+
+    @property
+    def metavar(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def nargs(self) -> int: ...
+
+
 class WordArguments(TyperCommand):
     """A command whose arguments read as words in its help: `RUN`, `PATHS...` rather than typer's `{run}` and
     `paths... <list[Path]>`."""
 
-    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+    def collect_usage_pieces(self, ctx: object) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
-        for param in self.get_params(ctx):
+        for param in self.params:
             if param.param_type_name == "argument":
                 pieces.append(_argument_name(param) if param.required else f"[{_argument_name(param)}]")
         return pieces
 
-    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
-        """A value its option's parser refuses with a `UsageError` (`--max-tokens 1.5k`) prints as one line too."""
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """A value its option's parser refuses with a `UsageError` (`--max-tokens 1.5k`) prints as one line too.
+        `ctx` is click's context, handed back to click (typer exports no name for its class)."""
         return one_line_errors(super().parse_args)(ctx, args)
 
-    def format_help_text(self, ctx: Context, formatter: HelpFormatter) -> None:
+    def format_help_text(self, ctx: object, formatter: HelpWriter) -> None:
         """The docstring's paragraphs, each wrapped to the terminal between words only: click's wrapping also breaks
         at hyphens, splitting names such as mock-claude and <run-name>."""
         text = inspect.cleandoc(self.help or "").partition("\f")[0]
         if not text:
             return
         formatter.write_paragraph()
-        indent = " " * (formatter.current_indent + 2)
-        width = max((formatter.width or 80) - len(indent), 20)
-        paragraphs = [" ".join(p.split()) for p in text.split("\n\n")]
-        formatter.write("\n\n".join(textwrap.indent(_fill(p, width), indent) for p in paragraphs) + "\n")
+        with formatter.indentation():
+            width = max(formatter.width - formatter.current_indent, 20)
+            paragraphs = [" ".join(p.split()) for p in text.split("\n\n")]
+            formatter.write_text("\n\n".join(kept_as_wrapped(_fill(p, width)) for p in paragraphs))
 
-    def format_options(self, ctx: Context, formatter: HelpFormatter) -> None:
+    def format_options(self, ctx: Any, formatter: HelpWriter) -> None:
         """Arguments, then the options: in one list, or, where every option but --help names a group
         (`rich_help_panel`, as `run` and `sweep` do), one titled list per group in the order the groups first
-        appear, --help closing the first."""
+        appear, --help closing the first. `ctx` is click's context, handed back to click."""
         params = self.get_params(ctx)
         arguments = [
             (_argument_name(p), getattr(p, "help", None) or "") for p in params if p.param_type_name == "argument"
@@ -118,18 +142,18 @@ class WordArguments(TyperCommand):
                     write_dl(formatter, rows)
 
 
-def write_dl(formatter: HelpFormatter, rows: Sequence[tuple[str, str]], col_max: int = 30) -> None:
-    """Click's two-column layout (names, then their help), with the help wrapped between words only."""
+def write_dl(formatter: HelpWriter, rows: Sequence[tuple[str, str]], col_max: int = 30) -> None:
+    """Click's two-column layout (names, then their help), with the help wrapped between words only: wrapped
+    here as wide as click's second column, and marked so that click keeps the lines as they are."""
     first = min(max(len(name) for name, _ in rows), col_max) + 2
-    indent = " " * formatter.current_indent
-    width = max((formatter.width or 80) - first - formatter.current_indent, 10)
-    for name, text in rows:
-        lines = textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False) or [""]
-        head = f"{indent}{name}{' ' * (first - len(name))}" if len(name) < first - 1 else f"{indent}{name}\n"
-        if head.endswith("\n"):
-            head += indent + " " * first
-        formatter.write(head + lines[0] + "\n")
-        formatter.write("".join(f"{indent}{' ' * first}{line}\n" for line in lines[1:]))
+    width = max(formatter.width - first - formatter.current_indent, 10)
+    wrap = functools.partial(textwrap.fill, width=width, break_on_hyphens=False, break_long_words=False)
+    formatter.write_dl([(name, kept_as_wrapped(wrap(" ".join(text.split())))) for name, text in rows], col_max)
+
+
+def kept_as_wrapped(text: str) -> str:
+    """`text` marked as click's help marks a paragraph it must not rewrap (a line of `\\b` before it)."""
+    return f"\b\n{text}" if text else text
 
 
 def _fill(paragraph: str, width: int) -> str:
@@ -141,7 +165,7 @@ def _fill(paragraph: str, width: int) -> str:
     return " \\\n".join(lines)
 
 
-def _argument_name(param: Parameter) -> str:
+def _argument_name(param: NamedArgument) -> str:
     """`RUN` (its metavar, else its name in capitals), `PATHS...` when it takes several."""
     name = param.metavar or (param.name or "").upper()
     return f"{name}..." if param.nargs != 1 else name
@@ -167,11 +191,12 @@ def module_app(module: str) -> typer.Typer:
     return commands
 
 
-class CommandTable(Mapping[str, "Command"]):
+class CommandTable(Mapping[str, object]):
     """`COMMANDS` as the top-level group's commands: names known without imports, a command built when looked up
-    (typer's "Did you mean" suggestions read the names alone)."""
+    (typer's "Did you mean" suggestions read the names alone). Its values are the commands typer builds, whose
+    class typer does not export."""
 
-    def __getitem__(self, name: str) -> Command:
+    def __getitem__(self, name: str) -> object:
         built = typer.main.get_command(module_app(COMMANDS[name][0]))
         return built.commands[name] if isinstance(built, TyperGroup) else built
 
@@ -190,10 +215,10 @@ class LazyCommands(TyperGroup):
         # read only, where click allows adding commands: none is added once the app is built
         self.commands = CommandTable()  # type: ignore[assignment]
 
-    def list_commands(self, ctx: Context) -> list[str]:
+    def list_commands(self, ctx: object) -> list[str]:
         return list(self.commands)
 
-    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+    def format_commands(self, ctx: object, formatter: HelpWriter) -> None:
         with formatter.section("Commands"):
             write_dl(formatter, [(name, summary) for name, (_, summary) in COMMANDS.items()])
 
@@ -229,19 +254,17 @@ def zeroscrolls(
 
 def main() -> None:
     """Console script entry point. A reader of stdout that leaves early (`zeroscrolls models | head -2`) read all it
-    wanted: exit 0 quietly, where typer exits 1 after wrapping stdout to silence the broken pipe, and rich exits 1
-    after pointing stdout at the null device.
+    wanted: exit 0 quietly, where typer exits 1 after putting a wrapper that silences the broken pipe in place of
+    stdout, and rich exits 1 after pointing stdout at the null device.
 
     Whatever the command did, the objects it leaves are frozen out of the garbage collector's sight before the
     interpreter exits: its last collection would search the SDKs' thousands of model classes for cycles, which
     takes 0.3-0.5 s after a run that sent requests, with every file already closed and nothing left to free."""
-    on_null_device = _stdout_is_null()
+    stdout, on_null_device = sys.stdout, _stdout_is_null()
     try:
         app()
     except SystemExit as exc:
-        from typer._click.utils import PacifyFlushWrapper
-
-        left = isinstance(sys.stdout, PacifyFlushWrapper) or (_stdout_is_null() and not on_null_device)
+        left = sys.stdout is not stdout or (_stdout_is_null() and not on_null_device)
         if exc.code == 1 and left:
             raise SystemExit(0) from None
         raise

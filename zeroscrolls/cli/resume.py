@@ -5,14 +5,11 @@ user typed, so it can be pasted as is (the cache makes the rerun pay only for wh
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
 from zeroscrolls.core.credentials import without_credentials
-
-if TYPE_CHECKING:
-    from typer._click import Context
 
 PROGRAM = "zeroscrolls"
 
@@ -20,12 +17,8 @@ PROGRAM = "zeroscrolls"
 def resume_command(ctx: typer.Context) -> str:
     """The command line of `ctx` (`zeroscrolls <command> <what was typed>`), shell-quoted; options left at their
     defaults or taken from the environment are left out, as the user left them out."""
-    names = []
-    node: Context = ctx  # its parents are click's contexts, which typer's extends
-    while node.parent is not None:
-        names.append(node.info_name or "")
-        node = node.parent
-    words = [PROGRAM, *reversed(names)]
+    below_program = ctx.command_path.removeprefix(ctx.find_root().command_path).split()
+    words = [PROGRAM, *below_program]
     for param in ctx.command.params:
         source = ctx.get_parameter_source(param.name) if param.name else None
         if source is not None and source.name == "COMMANDLINE":

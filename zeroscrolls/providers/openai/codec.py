@@ -45,20 +45,6 @@ def request_body(request: Request) -> tuple[str, dict[str, Any]]:
     return COMPLETIONS_PATH, body | {"prompt": request.prompt} | wire_params(request)
 
 
-def client_path(path: str) -> str:
-    """`path` as the SDK's client takes it: relative to its base URL, which holds the `/v1`."""
-    return path.removeprefix("/v1")
-
-
-def parsed_answer(path: str, body: Any) -> ChatCompletion | Completion:
-    """The JSON answer to a request sent to `path`, as the SDK builds it (nested objects constructed, nothing
-    validated)."""
-    from openai.types import Completion
-    from openai.types.chat import ChatCompletion
-
-    return (ChatCompletion if path == CHAT_PATH else Completion).model_construct(**body)
-
-
 def reply_from(completion: ChatCompletion | Completion, headers: Mapping[str, str]) -> Reply:
     """A `Reply` from a chat or text completion (a synchronous answer or one line of a batch's output)."""
     from openai.types.chat import ChatCompletion  # the SDK made `completion`: imported already
