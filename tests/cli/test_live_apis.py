@@ -40,7 +40,7 @@ class LiveAPI:
 
 APIS = (
     LiveAPI("openai", "gpt-4o-mini", "OPENAI_API_KEY"),
-    LiveAPI("anthropic", "claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"),
+    LiveAPI("anthropic", "claude-haiku-4-5", "ANTHROPIC_API_KEY"),
 )
 
 
