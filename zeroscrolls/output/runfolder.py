@@ -1,7 +1,7 @@
 """What a run folder (`results/<run-name>/`) holds, and atomic file writes.
 
 Every file is written to a temporary name in its folder and renamed over the target (`os.replace`), so a reader or
-a killed process never sees half a file. Layout (DESIGN.md "State, outputs, resume"): `manifest.json`,
+a killed process never sees half a file. Layout (docs/looking-at-a-run.md describes each file): `manifest.json`,
 `predictions/<task>.json` (the official submission layout), `records/<task>.jsonl`, `scores.json`, `report.md`,
 and `spending.jsonl` while a run sends (output/spending.py), the one file that grows instead.
 A run folder is one plain folder inside `--output` and holds one configuration: a run does not write into a folder
