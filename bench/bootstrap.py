@@ -14,7 +14,7 @@ import tracemalloc
 
 import numpy as np
 
-from zeroscrolls.results.bootstrap import CHUNK_VALUES, Bootstrap
+from zeroscrolls.scoring.bootstrap import CHUNK_VALUES, Bootstrap
 
 
 def main() -> None:

@@ -33,7 +33,7 @@ from zeroscrolls.data.sources import DataSource  # noqa: E402
 from zeroscrolls.providers.base import Generation, Provider, Request  # noqa: E402
 from zeroscrolls.providers.local.hf import HFProvider  # noqa: E402
 from zeroscrolls.providers.local.hf_models import HuggingFaceModels, read_model_config  # noqa: E402
-from zeroscrolls.run.planning import fit_example, make_request  # noqa: E402
+from zeroscrolls.run.requests import fit_example, make_request  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.rows import load_examples  # noqa: E402
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates  # noqa: E402
 from zeroscrolls.text.truncation import Truncator  # noqa: E402

@@ -15,7 +15,7 @@ import random
 import time
 
 from zeroscrolls.core.example import Example
-from zeroscrolls.results.bootstrap import Bootstrap
+from zeroscrolls.scoring.bootstrap import Bootstrap
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.narrativexl.release import QUESTION_TYPES
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.whole_enco
 from tests.whole_encoding import WholeEncoding
 from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import ModelProfile, get_model
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.requests import fit_example
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.scrolls.rows import to_example
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS

@@ -19,7 +19,7 @@ from pathlib import Path
 from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Category
 from zeroscrolls.data.sources import derive_spans
-from zeroscrolls.results.scoring import score_benchmark
+from zeroscrolls.scoring.score import score_benchmark
 from zeroscrolls.suites.scrolls import metric as scrolls_metric
 from zeroscrolls.suites.scrolls.rows import ScrollsExample, parse_options
 from zeroscrolls.suites.scrolls.tasks import TASKS as SCROLLS_TASKS

@@ -19,7 +19,7 @@ from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.requests import fit_example
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.templates import PromptStyle, Template
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer

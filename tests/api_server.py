@@ -25,8 +25,8 @@ from zeroscrolls.providers.mock.faults import Fault, Received
 from zeroscrolls.providers.mock.server import GENEROUS_RPM, MockServer
 from zeroscrolls.providers.mock.wire import after_prefill, content_text, marked_prefix
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.run.planning import fit_example, make_request
 from zeroscrolls.run.prompt_cache import common_prefix
+from zeroscrolls.run.requests import fit_example, make_request
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.truncation import Truncator

@@ -154,7 +154,7 @@ def test_a_score_table_of_a_whole_release_drops_the_rouge_columns_before_it_brea
 
     from zeroscrolls.cli.score_tables import results_table
     from zeroscrolls.cli.tables import print_widest
-    from zeroscrolls.results.scoring import BenchmarkResult, TaskResult
+    from zeroscrolls.scoring.score import BenchmarkResult, TaskResult
 
     rouge = {"rouge1": 60.1, "rouge2": 40.2, "rougeL": 50.3}
     sizes = {"read_along": 69660, "scene_reconstruction": 10000, "hierarchical_reconstruction": 10000}

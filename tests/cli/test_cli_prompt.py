@@ -16,7 +16,7 @@ from tests.whole_encoding import WholeEncoding
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.models import get_model
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.requests import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.tokenizers import load_tokenizer

@@ -18,8 +18,8 @@ from tests.narrativexl_release import make_release
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls.cli.main import app
 from zeroscrolls.cli.results_comparison import print_comparison
-from zeroscrolls.results.bootstrap import Bootstrap, Interval
-from zeroscrolls.results.compare import AVERAGE, Comparison, Row
+from zeroscrolls.scoring.bootstrap import Bootstrap, Interval
+from zeroscrolls.scoring.compare import AVERAGE, Comparison, Row
 from zeroscrolls.suites.base import resolve_suite
 
 WIDTH = 80

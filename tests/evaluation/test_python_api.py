@@ -262,7 +262,7 @@ def test_importing_the_package_stays_cheap_and_sweep_is_the_function() -> None:
 import sys, zeroscrolls
 heavy = [m for m in sys.modules if m.split(".")[0] in ("pandas", "rich", "typer", "openai", "anthropic")]
 assert heavy == [], heavy
-from zeroscrolls.sweeps.running import run_sweep  # the sweeps package, imported beside the function
+from zeroscrolls.sweeps.execution import run_sweep  # the sweeps package, imported beside the function
 assert zeroscrolls.sweep.__module__ == "zeroscrolls.evaluation.sweep", zeroscrolls.sweep
 """
     subprocess.run([sys.executable, "-c", probe], check=True)

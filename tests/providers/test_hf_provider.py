@@ -19,7 +19,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Generation, Provider, Request
-from zeroscrolls.run.planning import fit_example, make_request, resolve_model
+from zeroscrolls.run.requests import fit_example, make_request, resolve_model
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.templates import PromptStyle
@@ -89,7 +89,7 @@ def reference_generate(model_dir: Path, ids: list[int], new_tokens: int, seq2seq
 
 def test_core_package_does_not_import_torch() -> None:
     code = (
-        "import sys, zeroscrolls, zeroscrolls.cli.main, zeroscrolls.engine.runner, zeroscrolls.run.planning, "
+        "import sys, zeroscrolls, zeroscrolls.cli.main, zeroscrolls.engine.execution, zeroscrolls.run.requests, "
         "zeroscrolls.providers.local.hf, zeroscrolls.providers.local.vllm; "
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'torch imported'"
     )

@@ -19,7 +19,7 @@ from tests.run.test_fit_window import example
 from tests.tiny_models import TINY_CHAT_TEMPLATE, build_tiny_chat_tokenizer, build_tiny_llama, require_local
 from zeroscrolls.cli.main import app
 from zeroscrolls.providers.openai.provider import OpenAIProvider
-from zeroscrolls.run.planning import resolve_model
+from zeroscrolls.run.requests import resolve_model
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from zeroscrolls.providers.local.vllm import (
     poisons_engine,
 )
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.run.planning import fit_example, make_request
+from zeroscrolls.run.requests import fit_example, make_request
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.templates import PromptStyle

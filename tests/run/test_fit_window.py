@@ -17,7 +17,7 @@ from zeroscrolls.cli.main import app
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.openai.provider import OpenAIProvider
-from zeroscrolls.run.planning import fit_example, make_request, resolve_model
+from zeroscrolls.run.requests import fit_example, make_request, resolve_model
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, get_task, load_templates
 from zeroscrolls.text.templates import PromptStyle, build_prompt
 from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer

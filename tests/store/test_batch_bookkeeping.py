@@ -16,7 +16,7 @@ from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.api import custom_id, serialize, split_batches
 from zeroscrolls.providers.batch.provider import BatchProvider, batched
 from zeroscrolls.providers.batch.settings import BatchPoll, BatchSettings
-from zeroscrolls.run.planning import resolve_model
+from zeroscrolls.run.requests import resolve_model
 from zeroscrolls.store.batches import ABANDONED, COLLECTED, BatchStore
 
 KEY = "sk-zs-bookkeeping-unique-key"

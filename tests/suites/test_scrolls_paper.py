@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
-from zeroscrolls.results.bootstrap import Bootstrap
-from zeroscrolls.results.compare import compare
+from zeroscrolls.scoring.bootstrap import Bootstrap
+from zeroscrolls.scoring.compare import compare
 from zeroscrolls.suites.narrativexl.suite import SUITE as NARRATIVEXL
 from zeroscrolls.suites.scrolls.paper import PAPER
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS

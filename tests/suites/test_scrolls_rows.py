@@ -16,7 +16,7 @@ from zeroscrolls.core.example import Example
 from zeroscrolls.core.task import Task
 from zeroscrolls.data.sources import DataSource, derive_spans
 from zeroscrolls.providers.models import ModelProfile, get_model
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.requests import fit_example
 from zeroscrolls.suites.scrolls.answers import contract_nli_label, official_prediction
 from zeroscrolls.suites.scrolls.rows import load_examples, parse_options, split_input, to_example
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS

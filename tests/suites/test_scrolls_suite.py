@@ -13,7 +13,7 @@ from tests.real_data import write_real_tasks
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.scoring import load_predictions, score_benchmark
+from zeroscrolls.scoring.score import load_predictions, score_benchmark
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 
 

@@ -21,8 +21,8 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.engine import plan_run
 from zeroscrolls.metrics import score_examples
 from zeroscrolls.output.drawn import overview
-from zeroscrolls.results.scoring import load_predictions
 from zeroscrolls.run.values import RunConfig
+from zeroscrolls.scoring.score import load_predictions
 from zeroscrolls.suites.zeroscrolls.metric import score_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS

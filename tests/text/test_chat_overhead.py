@@ -10,7 +10,7 @@ from zeroscrolls.data.sources import DataSource
 from zeroscrolls.providers.base import Request
 from zeroscrolls.providers.local.hf_models import encode_request
 from zeroscrolls.providers.models import ModelProfile, get_model
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.requests import fit_example
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import get_task, load_templates
 from zeroscrolls.text.templates import PromptStyle, build_prompt

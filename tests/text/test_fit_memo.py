@@ -17,7 +17,7 @@ from tests.text.test_templates import real_examples
 from tests.text.test_truncation import example
 from tests.tiny_models import build_tiny_chat_tokenizer, build_tiny_t5_tokenizer, needs_local
 from zeroscrolls.providers.models import get_model
-from zeroscrolls.run.planning import fit_budget, fit_example
+from zeroscrolls.run.requests import fit_budget, fit_example
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.store.fits import Fits
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates

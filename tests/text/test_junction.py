@@ -18,7 +18,7 @@ from tests.text.test_templates import real_examples
 from tests.whole_encoding import WholeEncoding, same_fit
 from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import get_model
-from zeroscrolls.run.planning import fit_example
+from zeroscrolls.run.requests import fit_example
 from zeroscrolls.suites.zeroscrolls.tasks import load_templates
 from zeroscrolls.text.junction import joined_length, shared_tokens
 from zeroscrolls.text.tokenizers import TiktokenTokenizer, load_tokenizer

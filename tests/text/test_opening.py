@@ -24,7 +24,7 @@ from tests.whole_encoding import WholeEncoding, same_fit, same_fits
 from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.providers.models import ModelProfile, get_model
-from zeroscrolls.run.planning import fit_budget, fit_example
+from zeroscrolls.run.requests import fit_budget, fit_example
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
 from zeroscrolls.text.encodings import official_encoding

@@ -15,7 +15,7 @@ from zeroscrolls.core.errors import ExampleFailed
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import derive_spans
 from zeroscrolls.providers.models import get_model
-from zeroscrolls.run.planning import fit_budget, fit_example
+from zeroscrolls.run.requests import fit_budget, fit_example
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, get_task, load_templates
 from zeroscrolls.text.fitted import Budget
 from zeroscrolls.text.templates import PromptStyle, build_prompt

@@ -29,7 +29,7 @@ from tests.scrolls_rows import write_scrolls_tasks
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.formats import is_refusal
+from zeroscrolls.scoring.formats import is_refusal
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.text.tokenizers import load_tokenizer

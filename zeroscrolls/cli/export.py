@@ -45,12 +45,12 @@ def export(
     Example: zeroscrolls export results/gpt-4_8192_test
     """
     from zeroscrolls.output.manifest import read_manifest
-    from zeroscrolls.results.submission import (  # pandas: when used
+    from zeroscrolls.run.values import RunFolder
+    from zeroscrolls.scoring.submission import (  # pandas: when used
         load_run_predictions,
         submission_tasks,
         write_submission,
     )
-    from zeroscrolls.run.values import RunFolder
     from zeroscrolls.suites.base import resolve_suite
 
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -78,7 +78,7 @@ def export(
 
 def _check_target(target: Path, file_name: str) -> None:
     """Export writes one CSV file: never over a folder, nor over a file other than a submission CSV."""
-    from zeroscrolls.results.submission import COLUMNS
+    from zeroscrolls.scoring.submission import COLUMNS
 
     if target.is_dir():
         raise UsageError(f"--output {target} is a folder; pass a file, e.g. --output {target / file_name}")
@@ -112,7 +112,7 @@ def verify(
 
     Example: zeroscrolls verify results/gpt-4_8192_test/zero_scrolls_predictions.csv --data hub
     """
-    from zeroscrolls.results.submission import (  # pandas: only when used
+    from zeroscrolls.scoring.submission import (  # pandas: only when used
         SUCCESS_LINE,
         InvalidSubmission,
         duplicate_ids,

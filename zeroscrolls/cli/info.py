@@ -177,7 +177,7 @@ def _print_provider_options(model: str, provider: str | None) -> None:
     has one, else as --option NAME=VALUE."""
     from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
     from zeroscrolls.providers.options import option_flag, options_help
-    from zeroscrolls.run.planning import provider_class
+    from zeroscrolls.run.requests import provider_class
 
     chosen = provider_class(model, provider)
     flagged = {*PROVIDER_OPTION_NAMES, "seed", "concurrency"}  # the run's --seed and --concurrency reach it too

@@ -52,7 +52,7 @@ def prompt(
     Example: zeroscrolls prompt --task quality --id 20077_ZF5G55FD_1 --model gpt-4 --max-tokens 2048 --data sample
     """
     from zeroscrolls.data.sampling import selection
-    from zeroscrolls.run.planning import fit_example, resolve_model  # providers and tokenizers: only when used
+    from zeroscrolls.run.requests import fit_example, resolve_model  # providers and tokenizers: only when used
     from zeroscrolls.suites.base import resolve_suite
     from zeroscrolls.text.truncation import Truncator
 

@@ -1,5 +1,5 @@
 """The terminal layout of `compare`: one row per task with runs and their difference as columns, then the paper's
-rows, drawn from `results/compare.py`'s `Comparison`. The comparison stands whole at the terminal's width, every
+rows, drawn from `scoring/compare.py`'s `Comparison`. The comparison stands whole at the terminal's width, every
 number on its own lines and never cut: where the full layout is too wide, the tasks take short names, and where
 that is still too wide, the run columns are split over several tables."""
 
@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from zeroscrolls.cli.tables import fits, plain_table
-from zeroscrolls.results.bootstrap import Bootstrap, Interval
-from zeroscrolls.results.compare import AVERAGE, DIFFERENCE_MARK, Cell, Comparison, Row, caption, cell_text
-from zeroscrolls.results.scoring import PARTIAL_MARK
+from zeroscrolls.scoring.bootstrap import Bootstrap, Interval
+from zeroscrolls.scoring.compare import AVERAGE, DIFFERENCE_MARK, Cell, Comparison, Row, caption, cell_text
+from zeroscrolls.scoring.score import PARTIAL_MARK
 from zeroscrolls.suites.base import Suite
 
 

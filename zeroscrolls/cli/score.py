@@ -63,8 +63,8 @@ def score(
     from zeroscrolls.cli.score_tables import breakdown_tables, format_table, results_table  # metrics, templates
     from zeroscrolls.data.sampling import run_selection
     from zeroscrolls.output.manifest import read_manifest
-    from zeroscrolls.results.scoring import coverage_notes, load_predictions, score_benchmark
     from zeroscrolls.run.values import RunFolder
+    from zeroscrolls.scoring.score import coverage_notes, load_predictions, score_benchmark
     from zeroscrolls.suites.base import resolve_suite
 
     run = read_manifest(pred) if RunFolder(pred).manifest.is_file() else None

@@ -9,8 +9,8 @@ from rich import box
 from rich.table import Table
 
 from zeroscrolls.core.task import Metric
-from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, FormatAnalysis, format_row
-from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, BenchmarkResult
+from zeroscrolls.scoring.formats import FORMAT_HEADERS, FORMAT_NOTE, FormatAnalysis, format_row
+from zeroscrolls.scoring.score import NO_SCORE, PARTIAL_MARK, BenchmarkResult
 from zeroscrolls.suites.breakdowns import rows as breakdown_rows
 
 _METRIC_LABELS = {

@@ -153,7 +153,7 @@ def sweep(
     from zeroscrolls.evaluation.sweep import sweep_config
     from zeroscrolls.store.cache import open_cache  # the sweep's machinery: only when it runs
     from zeroscrolls.sweeps.estimate import estimate_sweep, sweep_plans
-    from zeroscrolls.sweeps.running import run_sweep
+    from zeroscrolls.sweeps.execution import run_sweep
 
     parameters = dict(locals())
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -255,7 +255,7 @@ def _print_grid(out: Console, title: str, headers: list[str], rows: list[list[st
 
 
 def _print_sweep(result: SweepResult, err: Console) -> None:
-    from zeroscrolls.results.compare import SHORT_NAMES
+    from zeroscrolls.scoring.compare import SHORT_NAMES
     from zeroscrolls.sweeps.report import point_overview, score_grid, score_notes
 
     out = Console()
@@ -311,10 +311,10 @@ def compare(
     from zeroscrolls.cli.results_comparison import print_comparison
     from zeroscrolls.cli.score_tables import format_table
     from zeroscrolls.output.manifest import find_runs
-    from zeroscrolls.results import compare as comparison  # pandas, numpy: only when comparing
-    from zeroscrolls.results.bootstrap import Bootstrap
-    from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
-    from zeroscrolls.results.tables import markdown_table
+    from zeroscrolls.scoring import compare as comparison  # pandas, numpy: only when comparing
+    from zeroscrolls.scoring.bootstrap import Bootstrap
+    from zeroscrolls.scoring.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
+    from zeroscrolls.scoring.tables import markdown_table
     from zeroscrolls.suites.base import resolve_suite
 
     if resamples < 1:

@@ -59,7 +59,7 @@ class DataEntry(BaseModel):
     revision: dict[str, str | None] | None = None
     """Task -> the Hub commit its files were read at (a Hub run only)."""
     test_split: dict[str, dict[str, Any]] | None = None
-    """Task -> what its test split held beside the published one (`results/splits.SplitCheck.to_json`)."""
+    """Task -> what its test split held beside the published one (`scoring/splits.SplitCheck.to_json`)."""
     revision_before: dict[str, str] | None = None
 
 

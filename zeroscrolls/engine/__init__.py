@@ -28,7 +28,7 @@ __getattr__, __dir__ = lazy_exports(
         "remember_in_cache": "zeroscrolls.engine.plan",
         "estimate": "zeroscrolls.engine.dry_run",
         "TaskEstimate": "zeroscrolls.engine.dry_run",
-        "execute": "zeroscrolls.engine.runner",
+        "execute": "zeroscrolls.engine.execution",
         "postprocess": "zeroscrolls.engine.collecting",
         "PlainProgress": "zeroscrolls.engine.progress",
         "Progress": "zeroscrolls.engine.progress",

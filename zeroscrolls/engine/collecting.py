@@ -20,8 +20,8 @@ from zeroscrolls.core.failures import Failure, Kind
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.metrics.rouge_memo import ScoreStore, remembering
 from zeroscrolls.output import runfolder
-from zeroscrolls.results.scoring import BenchmarkResult, TaskResult, score_task, unscored_task
 from zeroscrolls.run.values import ExampleResult, Plan, PlannedExample
+from zeroscrolls.scoring.score import BenchmarkResult, TaskResult, score_task, unscored_task
 from zeroscrolls.store.failures import cannot_write
 from zeroscrolls.suites.base import Suite
 
@@ -63,8 +63,9 @@ def cannot_write_run(exc: OSError, root: Path) -> Exception:
     )
 
 
-class Results:
-    """Per task, a slot per example filled as planned examples come in and answers arrive."""
+class Collected:
+    """What a run has collected: per task, a slot per example, filled as planned examples come in and answers
+    arrive."""
 
     def __init__(self, plan: Plan, remembered: ScoreStore | None = None) -> None:
         self.plan = plan

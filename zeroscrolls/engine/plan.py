@@ -19,9 +19,9 @@ from zeroscrolls.output import runfolder
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.provider import batched
 from zeroscrolls.providers.models import ModelProfile
-from zeroscrolls.results.splits import check_test_splits
-from zeroscrolls.run.planning import fit_budget, fit_example, make_request, resolve_model
+from zeroscrolls.run.requests import fit_budget, fit_example, make_request, resolve_model
 from zeroscrolls.run.values import Plan, PlannedExample, RunConfig, check_folder_name
+from zeroscrolls.scoring.splits import check_test_splits
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.text.templates import Template, build_prompt

@@ -11,7 +11,7 @@ from itertools import islice
 
 from zeroscrolls.core.lazy import import_in_background
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.engine.collecting import Results, cannot_write_run
+from zeroscrolls.engine.collecting import Collected, cannot_write_run
 from zeroscrolls.engine.plan import PLAN_CHUNK
 from zeroscrolls.engine.progress import Progress, Tally
 from zeroscrolls.engine.scheduler import CostCap, generate_all, generate_claimed
@@ -41,7 +41,7 @@ class Sending:
         self,
         plan: Plan,
         cache: GenerationCache | None,
-        results: Results,
+        results: Collected,
         totals: Totals,
         progress: Progress,
         started: str,
@@ -285,7 +285,7 @@ def _take(stream: Iterator[PlannedExample], n: int) -> tuple[list[PlannedExample
     return taken, None
 
 
-def _settled_failed(planned: PlannedExample, results: Results) -> bool:
+def _settled_failed(planned: PlannedExample, results: Collected) -> bool:
     """Whether taking `planned` settled it without a prediction: it cannot be sent (its prompt cannot fit the
     budget), or it shares the prompt of an earlier example whose generation failed."""
     if planned.key is None:

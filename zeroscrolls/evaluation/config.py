@@ -107,7 +107,7 @@ def refuse_misspelt(model: str, provider: str | None, options: Mapping[str, Any]
     """Refuse a keyword that neither `run_config` nor the model's provider takes but that is close to a name one of
     them does (`devise` for `device`), naming it: a Python caller's typo, told before the provider is built."""
     from zeroscrolls.providers.base import option_names
-    from zeroscrolls.run.planning import provider_class
+    from zeroscrolls.run.requests import provider_class
 
     own = [n for n in inspect.signature(run_config).parameters if n not in ("command", "batch_watcher", "options")]
     for name in options:
@@ -151,7 +151,7 @@ def provider_seed(model: str, provider: str | None, seed: int | None, sample: in
     if seed is None or sample is None:
         return seed
     from zeroscrolls.providers.base import option_names
-    from zeroscrolls.run.planning import provider_class
+    from zeroscrolls.run.requests import provider_class
 
     return seed if "seed" in option_names(provider_class(model, provider)) else None
 

@@ -235,8 +235,8 @@ class Run:
         """
         import pandas as pd
 
-        from zeroscrolls.results.formats import example_value
-        from zeroscrolls.results.scoring import load_predictions, score_benchmark
+        from zeroscrolls.scoring.formats import example_value
+        from zeroscrolls.scoring.score import load_predictions, score_benchmark
 
         suite = self._suite()
         source = (

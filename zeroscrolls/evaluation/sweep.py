@@ -39,7 +39,7 @@ def sweep_config(
     """The `SweepConfig` `zeroscrolls sweep` runs: models and budgets as comma lists or sequences, `options` those of
     `run_config` (the seed goes to every point's provider, and to the bootstrap); `command` is recorded in each
     point's manifest (default: the `zeroscrolls sweep` command line asking for the same sweep)."""
-    from zeroscrolls.results.bootstrap import Bootstrap  # the sweep's machinery (pandas, numpy): only when it runs
+    from zeroscrolls.scoring.bootstrap import Bootstrap  # the sweep's machinery (pandas, numpy): only when it runs
     from zeroscrolls.sweeps.config import SweepConfig, parse_budgets
 
     models = tuple(dict.fromkeys(m.strip() for m in comma_list(model).split(",") if m.strip()))
@@ -86,7 +86,7 @@ def _sweep(arguments: dict[str, Any], console: Console, stop: threading.Event | 
     from zeroscrolls.engine import execute
     from zeroscrolls.evaluation.batch import submit_without_waiting
     from zeroscrolls.sweeps.estimate import sweep_plans
-    from zeroscrolls.sweeps.running import run_sweep
+    from zeroscrolls.sweeps.execution import run_sweep
 
     config = sweep_config(**arguments)
     with opened_cache(arguments, console, "sweep") as generation_cache:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from matplotlib.figure import Figure
 
-    from zeroscrolls.results.formats import FormatAnalysis
+    from zeroscrolls.scoring.formats import FormatAnalysis
     from zeroscrolls.suites.breakdowns import Analysis, Breakdown
 
 INPUTS_KEY = "zeroscrolls-inputs"

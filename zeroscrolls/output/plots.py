@@ -17,7 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from zeroscrolls.output.atomic import write_atomic
-from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES
+from zeroscrolls.scoring.bootstrap import MIN_INTERVAL_EXAMPLES
 
 if TYPE_CHECKING:
     import pandas as pd  # sweeps pass frames; a run's plots need no pandas, so a run does not import it

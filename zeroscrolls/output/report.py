@@ -8,10 +8,10 @@ from statistics import fmean
 from typing import Any
 
 from zeroscrolls.core.task import DEFAULT_SUITE
-from zeroscrolls.results.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
-from zeroscrolls.results.scoring import PARTIAL_MARK, BenchmarkResult
-from zeroscrolls.results.splits import recorded_checks
-from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
+from zeroscrolls.scoring.formats import FORMAT_HEADERS, FORMAT_NOTE, format_row
+from zeroscrolls.scoring.score import PARTIAL_MARK, BenchmarkResult
+from zeroscrolls.scoring.splits import recorded_checks
+from zeroscrolls.scoring.tables import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.suites.breakdowns import rows as breakdown_rows
 from zeroscrolls.text.fitted import kept_fraction_chars
 
@@ -111,7 +111,7 @@ def _revision_section(manifest: Mapping[str, Any]) -> str:
 
 
 def _test_split_section(manifest: Mapping[str, Any]) -> str:
-    """What the run found in its test split beside the published one (`results/splits.py`), when anything."""
+    """What the run found in its test split beside the published one (`scoring/splits.py`), when anything."""
     where = manifest["data"]["source"]
     lines = [
         line for check in recorded_checks(manifest["data"].get("test_split")).values() for line in check.problems(where)

@@ -39,7 +39,7 @@ from zeroscrolls.store.failures import cannot_write
 from zeroscrolls.suites.base import Suite
 
 if TYPE_CHECKING:
-    from zeroscrolls.results.scoring import BenchmarkResult
+    from zeroscrolls.scoring.score import BenchmarkResult
 
 OVERVIEW_PLOT = "overview.png"
 LENGTHS_PLOT = "lengths.png"

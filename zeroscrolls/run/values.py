@@ -23,8 +23,8 @@ from zeroscrolls.data.sources import LONE_SURROGATE, DataSource
 from zeroscrolls.providers.base import Provider
 from zeroscrolls.providers.batch.settings import BatchSettings
 from zeroscrolls.providers.models import WHOLE_DOCUMENT, ModelProfile
-from zeroscrolls.results.scoring import BenchmarkResult
-from zeroscrolls.results.splits import SplitCheck
+from zeroscrolls.scoring.score import BenchmarkResult
+from zeroscrolls.scoring.splits import SplitCheck
 from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.text.templates import Template
 from zeroscrolls.text.truncation import TruncationRecord
@@ -187,7 +187,7 @@ class Plan:
     skipped_tasks: tuple[str, ...] = ()
     """Tasks left out because the data source lacks them (only when the user did not name tasks)."""
     test_split: tuple[SplitCheck, ...] = ()
-    """On the test split, each task's split beside the published one (`results/splits.py`), said before sending."""
+    """On the test split, each task's split beside the published one (`scoring/splits.py`), said before sending."""
     earlier_revisions: Mapping[str, str] = field(default_factory=dict)
     """Task -> the Hub commit the run this folder held before read, where this run reads another one (said before
     sending, and in the manifest and report)."""

@@ -113,7 +113,7 @@ class Suite:
     """Per-example values -> the task-level dict with "score", rounded as the official scorer does (default: by
     each task's `Task.metric`)."""
     format_diagnostics: bool = False
-    """Whether the answer-format diagnostics (format check, refusals, lenient score; results/formats.py) apply to
+    """Whether the answer-format diagnostics (format check, refusals, lenient score; scoring/formats.py) apply to
     the suite's tasks; `answer_format` says what they check."""
     answer_formats: Mapping[str, AnswerFormat] = field(default_factory=dict)
     """Task -> how the format diagnostics read its answers, where not the standard format of its `Task.form`

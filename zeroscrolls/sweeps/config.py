@@ -12,10 +12,10 @@ from zeroscrolls.engine import remember_in_cache
 from zeroscrolls.providers.base import Provider, option_names
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.providers.options import option_flag
-from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.budgets import parse_budget
-from zeroscrolls.run.planning import resolve_model
+from zeroscrolls.run.requests import resolve_model
 from zeroscrolls.run.values import RunConfig, check_folder_name, folder_name
+from zeroscrolls.scoring.bootstrap import Bootstrap
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.text.truncation import Truncator
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pandas as pd
 
-from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
-from zeroscrolls.results.compare import SHORT_NAMES
-from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK
-from zeroscrolls.results.tables import markdown_table
+from zeroscrolls.scoring.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap
+from zeroscrolls.scoring.compare import SHORT_NAMES
+from zeroscrolls.scoring.score import NO_SCORE, PARTIAL_MARK
+from zeroscrolls.scoring.tables import markdown_table
 from zeroscrolls.suites.breakdowns import Analysis, point_grid
 from zeroscrolls.sweeps.config import SweepConfig
 from zeroscrolls.sweeps.table import (

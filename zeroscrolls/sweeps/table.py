@@ -13,8 +13,8 @@ import pandas as pd
 
 from zeroscrolls.engine.dry_run import sum_known
 from zeroscrolls.output import plots
-from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.values import RunResult, Totals
+from zeroscrolls.scoring.bootstrap import Bootstrap
 from zeroscrolls.suites.breakdowns import Analysis
 
 AVERAGE = plots.AVERAGE

@@ -29,10 +29,10 @@ from zeroscrolls.data.sampling import Selection, run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
 from zeroscrolls.output.manifest import find_runs
 from zeroscrolls.output.runfolder import LENGTHS_PLOT, OVERVIEW_PLOT, json_text
-from zeroscrolls.results.bootstrap import Bootstrap
-from zeroscrolls.results.formats import example_value, refuses
-from zeroscrolls.results.scoring import NO_SCORE, PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.run.values import RunFolder
+from zeroscrolls.scoring.bootstrap import Bootstrap
+from zeroscrolls.scoring.formats import example_value, refuses
+from zeroscrolls.scoring.score import NO_SCORE, PARTIAL_MARK, TaskResult, load_predictions, score_benchmark
 from zeroscrolls.suites.base import Suite, resolve_suite
 from zeroscrolls.sweeps.report import score_grid
 from zeroscrolls.sweeps.table import AVERAGE, CSV_COLUMNS, KEPT_PLOT, SCORE_PLOT, read_table

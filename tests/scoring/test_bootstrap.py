@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REAL_TASKS
 from zeroscrolls.metrics import score_examples
-from zeroscrolls.results.bootstrap import CHUNK_VALUES, METRICS_PER_EXAMPLE, Bootstrap, resample_scores
+from zeroscrolls.scoring.bootstrap import CHUNK_VALUES, METRICS_PER_EXAMPLE, Bootstrap, resample_scores
 from zeroscrolls.suites.zeroscrolls.metric import aggregate, score_example
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 

@@ -20,7 +20,7 @@ from zeroscrolls.cli.main import app
 from zeroscrolls.cli.score_tables import results_table
 from zeroscrolls.data.sources import DataSource
 from zeroscrolls.output.plots import score_figure
-from zeroscrolls.results.scoring import BenchmarkResult, score_task
+from zeroscrolls.scoring.score import BenchmarkResult, score_task
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS
 

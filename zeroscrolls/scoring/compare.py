@@ -21,10 +21,10 @@ from zeroscrolls.core.example import Example
 from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.data.sampling import Selection, run_selection
 from zeroscrolls.data.sources import DataSource, run_data_source
-from zeroscrolls.results.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
-from zeroscrolls.results.formats import FormatAnalysis
-from zeroscrolls.results.scoring import PARTIAL_MARK, load_predictions, score_benchmark
-from zeroscrolls.results.tables import SINGLE_SAMPLE_NOTE, markdown_table
+from zeroscrolls.scoring.bootstrap import MIN_INTERVAL_EXAMPLES, Bootstrap, Interval, PerExample
+from zeroscrolls.scoring.formats import FormatAnalysis
+from zeroscrolls.scoring.score import PARTIAL_MARK, load_predictions, score_benchmark
+from zeroscrolls.scoring.tables import SINGLE_SAMPLE_NOTE, markdown_table
 from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.paper import PaperTable
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from zeroscrolls.core.errors import RunStopped, UsageError
 from zeroscrolls.core.failures import Failure, Kind
-from zeroscrolls.engine.collecting import Results, cannot_write_run
+from zeroscrolls.engine.collecting import Collected, cannot_write_run
 from zeroscrolls.engine.error_log import log_unexpected
 from zeroscrolls.engine.progress import Progress, Silent
 from zeroscrolls.engine.sending import Sending
@@ -45,7 +45,7 @@ def execute(
     started = runfolder.utc_now()
     spent_before = runfolder.spent_before(plan)
     totals = Totals(examples=sum(plan.counts.values()))
-    results = Results(plan, cache.example_scores() if cache is not None else None)
+    results = Collected(plan, cache.example_scores() if cache is not None else None)
     stopped: Failure | None = None
     logged = False
     try:
@@ -98,7 +98,7 @@ def _cap_reached(plan: Plan, before: float, spent: float, held: int, where: str)
 
 def _finish(
     plan: Plan,
-    results: Results,
+    results: Collected,
     totals: Totals,
     started: str,
     spent_before: float,

@@ -16,7 +16,7 @@ from tests.published_split import write_published_test_split
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.submission import SUCCESS_LINE, check_task, load_test_ids, read_submission_csv
+from zeroscrolls.scoring.submission import SUCCESS_LINE, check_task, load_test_ids, read_submission_csv
 from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -184,7 +184,7 @@ def test_verify_of_an_unreadable_file_exits_2(tmp_path: Path) -> None:
 
 def test_a_naive_test_split_run_exports_and_verifies(tmp_path: Path) -> None:
     """On a test split smaller than the published one (the bundled sample's ids), the CSV is what the verifier
-    reads; that the leaderboard would want more is said (tests/results/test_test_split.py)."""
+    reads; that the leaderboard would want more is said (tests/scoring/test_test_split.py)."""
     test_split = write_test_split(tmp_path / "data")
     results = tmp_path / "results"
     common = ["--model", "naive", "--output", str(results)]

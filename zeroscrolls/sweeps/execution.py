@@ -14,8 +14,8 @@ import pandas as pd
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.engine import plan_run
 from zeroscrolls.output import drawn, plots, runfolder
-from zeroscrolls.results.bootstrap import Bootstrap
 from zeroscrolls.run.values import Plan, RunResult
+from zeroscrolls.scoring.bootstrap import Bootstrap
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.suites.breakdowns import Analysis

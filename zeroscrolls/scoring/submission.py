@@ -23,8 +23,8 @@ import pandas as pd
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.manifest import Manifest
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.scoring import load_predictions
-from zeroscrolls.results.splits import SplitCheck, check_test_split, recorded_checks
+from zeroscrolls.scoring.score import load_predictions
+from zeroscrolls.scoring.splits import SplitCheck, check_test_split, recorded_checks
 from zeroscrolls.suites.base import Suite, default_suite
 
 COLUMNS = ["Task", "ID", "Prediction"]

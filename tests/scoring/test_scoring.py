@@ -15,7 +15,7 @@ from zeroscrolls.cli.score_tables import results_table
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.scoring import (
+from zeroscrolls.scoring.score import (
     BenchmarkResult,
     TaskResult,
     coverage_notes,

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from tests.scrolls_rows import write_scrolls_tasks
 from zeroscrolls.cli.main import app
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.submission import load_test_ids, read_submission_csv
+from zeroscrolls.scoring.submission import load_test_ids, read_submission_csv
 from zeroscrolls.suites.scrolls.suite import SUITE as SCROLLS
 
 ORDER = ["gov_report", "summ_screen_fd", "qmsum", "narrative_qa", "qasper", "quality", "contract_nli"]

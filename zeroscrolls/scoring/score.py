@@ -21,8 +21,8 @@ from typing import Any
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.example import Example
 from zeroscrolls.metrics import score_examples
-from zeroscrolls.results.formats import FormatAnalysis, analyze_task
-from zeroscrolls.results.splits import TEST_OUTPUTS
+from zeroscrolls.scoring.formats import FormatAnalysis, analyze_task
+from zeroscrolls.scoring.splits import TEST_OUTPUTS
 from zeroscrolls.suites.base import Suite, default_suite
 from zeroscrolls.suites.breakdowns import Analysis
 
@@ -292,7 +292,7 @@ def _analysis(
     groupings = suite.group_examples(task, examples, None) if suite.group_examples and per_example else None
     if groupings is None:
         return None
-    from zeroscrolls.results.bootstrap import Bootstrap  # numpy: only for suites that break their scores down
+    from zeroscrolls.scoring.bootstrap import Bootstrap  # numpy: only for suites that break their scores down
 
     return Bootstrap(suite=suite).analysis(task, groupings, per_example)
 

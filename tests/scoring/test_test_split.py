@@ -17,9 +17,9 @@ from tests.manifests import write_manifest
 from tests.published_split import write_published_test_split
 from tests.synthetic import write_test_split
 from zeroscrolls.cli.main import app
-from zeroscrolls.results.scoring import BenchmarkResult, TaskResult
-from zeroscrolls.results.splits import TEST_OUTPUTS
-from zeroscrolls.results.submission import SUCCESS_LINE, read_submission_csv
+from zeroscrolls.scoring.score import BenchmarkResult, TaskResult
+from zeroscrolls.scoring.splits import TEST_OUTPUTS
+from zeroscrolls.scoring.submission import SUCCESS_LINE, read_submission_csv
 from zeroscrolls.suites.zeroscrolls.tasks import SUBMISSION_ORDER, TASKS
 
 SAMPLE = Path(str(resources.files("zeroscrolls") / "data" / "sample"))

@@ -14,8 +14,8 @@ from tests.synthetic import write_synthetic_tasks
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.example import Example
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.results.formats import is_refusal
-from zeroscrolls.results.scoring import load_predictions, score_benchmark, score_task
+from zeroscrolls.scoring.formats import is_refusal
+from zeroscrolls.scoring.score import load_predictions, score_benchmark, score_task
 from zeroscrolls.suites.base import resolve_suite
 from zeroscrolls.suites.forms import permutation_of
 from zeroscrolls.suites.zeroscrolls.rows import load_examples
