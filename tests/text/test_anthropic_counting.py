@@ -19,7 +19,7 @@ from zeroscrolls.suites.zeroscrolls.rows import load_examples
 from zeroscrolls.suites.zeroscrolls.tasks import TASKS, load_templates
 from zeroscrolls.text.encodings import official_encoding
 from zeroscrolls.text.templates import PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter
+from zeroscrolls.text.tokenizers import RemoteTokenCounter
 from zeroscrolls.text.truncation import Truncator
 
 COUNT = "/v1/messages/count_tokens"
@@ -146,6 +146,6 @@ def test_another_provider_given_an_anthropic_tokenizer_counts_through_the_anthro
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api_server.url)
     provider = OpenAIProvider(tokenizer=f"anthropic:{MODEL}")
     counter = provider.tokenizer(provider.profile("my-served-claude", 4096))
-    assert isinstance(counter, AnthropicTokenCounter) and counter.model == MODEL
+    assert isinstance(counter, RemoteTokenCounter) and counter.model == MODEL
     assert counter.count("one two three") == 9
     assert [c.body["model"] for c in api_server.calls(COUNT)] == [MODEL]

@@ -25,7 +25,7 @@ from zeroscrolls.text import fit_memo
 from zeroscrolls.text.fit_memo import code_digest, fit_key, tokenizer_fingerprint
 from zeroscrolls.text.fitted import Budget
 from zeroscrolls.text.templates import PromptStyle, build_prompt
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TiktokenTokenizer, load_tokenizer
+from zeroscrolls.text.tokenizers import RemoteTokenCounter, TiktokenTokenizer, load_tokenizer
 from zeroscrolls.text.truncation import Truncator
 
 TEMPLATES = load_templates()
@@ -59,7 +59,7 @@ def remembered(path: Path) -> int:
         return db.execute("SELECT COUNT(*) FROM fits").fetchone()[0]
 
 
-def remembering(tokenizer: TiktokenTokenizer | AnthropicTokenCounter, fits: Fits) -> Truncator:
+def remembering(tokenizer: TiktokenTokenizer | RemoteTokenCounter, fits: Fits) -> Truncator:
     truncator = Truncator(tokenizer)
     truncator.memo = fits
     return truncator
@@ -121,9 +121,9 @@ def test_a_count_only_tokenizer_is_asked_nothing_for_a_fit_it_made(fits: Fits) -
 
     ex = example("narrative_qa", " ".join(f"w{i}" for i in range(5000)), "Where?")
     profile = dataclasses.replace(get_model("claude-sonnet-4-0"), max_tokens=2048)
-    first = fit_example(ex, TEMPLATES[ex.task], profile, remembering(AnthropicTokenCounter("m", count), fits))
+    first = fit_example(ex, TEMPLATES[ex.task], profile, remembering(RemoteTokenCounter("anthropic:m", count), fits))
     asked = len(counted)
-    again = fit_example(ex, TEMPLATES[ex.task], profile, remembering(AnthropicTokenCounter("m", count), fits))
+    again = fit_example(ex, TEMPLATES[ex.task], profile, remembering(RemoteTokenCounter("anthropic:m", count), fits))
     assert again == first and first.record.truncated and asked >= 3 and len(counted) == asked
 
 

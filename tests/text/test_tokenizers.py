@@ -21,7 +21,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.providers.base import tokenizer_for
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.text.encodings import OFFLINE_ENCODINGS, encoding_from_file, packaged_file
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter, BatchEncoder, Tokenizer, load_tokenizer
+from zeroscrolls.text.tokenizers import BatchEncoder, RemoteTokenCounter, Tokenizer, load_tokenizer
 
 TRICKY = (
     "Hello world! It's 2024-05-17, 3.14159 and 1234567 items.\n\n\tTabs   and  spaces\r\n"
@@ -211,7 +211,7 @@ def count_server(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> ApiS
 
 def test_anthropic_counts_through_the_endpoint_and_never_twice(count_server: ApiServer, tmp_path: Path) -> None:
     counter = tokenizer_for("anthropic:claude-sonnet-4-0")
-    assert isinstance(counter, AnthropicTokenCounter)
+    assert isinstance(counter, RemoteTokenCounter)
     assert not isinstance(counter, Tokenizer)
     with GenerationCache(tmp_path / "c.sqlite") as cache:
         counter.store = cache.token_counts()
@@ -284,7 +284,7 @@ def test_anthropic_counting_comes_from_the_provider_not_the_tokenizer_layer() ->
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     refusal, providers = done.stdout.splitlines()
-    assert "only the anthropic provider calls" in refusal and "Provider.tokenizer" in refusal
+    assert "counted by that provider's API" in refusal and "Provider.tokenizer" in refusal
     assert providers == "[]"
 
 

@@ -25,7 +25,7 @@ from zeroscrolls.scoring.splits import check_test_splits
 from zeroscrolls.store.cache import GenerationCache
 from zeroscrolls.suites.base import Suite
 from zeroscrolls.text.templates import Template, build_prompt
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter
+from zeroscrolls.text.tokenizers import RemoteTokenCounter
 from zeroscrolls.text.truncation import Truncator
 
 RUN_ENCODINGS = 64
@@ -118,7 +118,7 @@ def remember_in_cache(truncator: Truncator, cache: GenerationCache | None) -> No
     if truncator.memo is None:
         truncator.memo = cache.fits()
     tokenizer = truncator.tokenizer
-    if isinstance(tokenizer, AnthropicTokenCounter) and tokenizer.store is None:
+    if isinstance(tokenizer, RemoteTokenCounter) and tokenizer.store is None:
         tokenizer.store = cache.token_counts()
 
 
@@ -147,7 +147,7 @@ def _plan_task(
             yield from map(plan_one, chunk)
             chunk.clear()  # the chunk's examples go before the next chunk is read
         return
-    if not isinstance(tokenizer, AnthropicTokenCounter):
+    if not isinstance(tokenizer, RemoteTokenCounter):
         yield from map(plan_one, examples)
         return
     with ThreadPoolExecutor(tokenizer.concurrency, thread_name_prefix="count-tokens") as pool:

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.plugins import find, installed, load_target
@@ -20,11 +20,12 @@ from zeroscrolls.core.requests import KEY_VERSION as KEY_VERSION  # exported her
 from zeroscrolls.core.requests import Generation, Request
 from zeroscrolls.providers.models import ModelProfile, find_model
 from zeroscrolls.providers.options import ProviderOptions, validated_options
-from zeroscrolls.text.tokenizers import TokenCounter, load_tokenizer
+from zeroscrolls.text.tokenizers import LOCAL_KINDS, TokenCounter, load_tokenizer
 
 if TYPE_CHECKING:
     from zeroscrolls.core.example import Example
     from zeroscrolls.data.sources import DataSource
+    from zeroscrolls.providers.batch.api import BatchAPI
     from zeroscrolls.suites.base import Suite
 
 ENTRY_POINT_GROUP = "zeroscrolls.providers"
@@ -70,6 +71,8 @@ class Provider(ABC):
     Options: ClassVar[type[ProviderOptions]] = ProviderOptions
     """The options this provider takes (`base_url`, `device`, `seed`, ...), typed and described; any other is refused
     when the provider is built, so an option never silently does nothing."""
+    offers_batch_api: bool = False
+    """Whether the provider has a batch API (`batch_api`, for `--batch` at batch prices)."""
     sending_modules: tuple[str, ...] = ()
     """What sending imports that is slow to import (an SDK: about a second), imported in the background as soon as
     a run knows it will send, so the first request does not wait for it."""
@@ -162,6 +165,16 @@ class Provider(ABC):
         """How the provider caches prompt prefixes of this model; None: it does not (the default)."""
         return None
 
+    def batch_api(self) -> BatchAPI:
+        """A new client of the provider's batch API, on its server and key; only asked of a provider that sets
+        `offers_batch_api`."""
+        raise UsageError(f"the {self.name} provider has no batch API")
+
+    def token_counter(self, model: str) -> TokenCounter | None:
+        """A counter of `model`'s prompt tokens through this provider's API, for the tokenizer spec
+        '<provider name>:<model>' (Anthropic's count-tokens endpoint); None: the provider counts none."""
+        return None
+
     def check_ready(self) -> None:
         """Raise `UsageError` when nothing could be generated at all (e.g. no API key), so a run stops before it
         plans work it cannot send or writes a run folder of failures; the default is ready."""
@@ -222,28 +235,16 @@ def resolve_provider(spec: str) -> type[Provider]:
     return cls
 
 
-@runtime_checkable
-class CountingProvider(Protocol):
-    """A provider whose API counts prompt tokens for its models (Anthropic's count-tokens endpoint)."""
-
-    def token_counter(self, model: str) -> TokenCounter:
-        """A counter of `model`'s prompt tokens through this provider's API."""
-        ...
-
-
-COUNTED_BY_PROVIDER = frozenset({"anthropic"})
-"""Tokenizer kinds no local tokenizer counts: a spec '<kind>:<model>' is counted by the provider named `kind`."""
-
-
 def tokenizer_for(spec: str) -> TokenCounter:
-    """The tokenizer a spec names (`load_tokenizer`). One only an API counts ('anthropic:<model>') gets its count
-    function from the provider of that name, found through the registry (a static import would close a circle: that
-    provider imports this module), with its endpoint and key from the environment."""
+    """The tokenizer a spec names (`load_tokenizer`). A spec '<provider>:<model>' of a kind no local tokenizer has
+    ('anthropic:<model>') is counted by the provider of that name (`Provider.token_counter`), found through the
+    registry (a static import would close a circle: that provider imports this module), with its endpoint and key
+    from the environment."""
     kind, _, model = spec.partition(":")
-    if kind in COUNTED_BY_PROVIDER and model:
-        provider = resolve_provider(kind)()
-        if isinstance(provider, CountingProvider):
-            return provider.token_counter(model)
+    if model and kind not in LOCAL_KINDS and kind in installed_providers():
+        counter = resolve_provider(kind)().token_counter(model)
+        if counter is not None:
+            return counter
     return load_tokenizer(spec)
 
 

@@ -23,8 +23,8 @@ from zeroscrolls.text.fitted import Budget, FitRule, FittedPrompt, TruncationRec
 from zeroscrolls.text.opening import Opening
 from zeroscrolls.text.templates import PromptParts
 from zeroscrolls.text.tokenizers import (
-    AnthropicTokenCounter,
     HFTokenizer,
+    RemoteTokenCounter,
     TiktokenTokenizer,
     TokenCounter,
     WhitespaceTokenizer,
@@ -71,7 +71,7 @@ def tokenizer_fingerprint(tokenizer: TokenCounter) -> str | None:
         return _digest(["tiktoken", package_version("tiktoken"), *astuple(tokenizer.identity)])
     if isinstance(tokenizer, HFTokenizer):
         return _hf_fingerprint(tokenizer)
-    if isinstance(tokenizer, AnthropicTokenCounter):
+    if isinstance(tokenizer, RemoteTokenCounter):
         return f"anthropic:{tokenizer.model}"  # its counts are kept by model name alone too (store/token_counts.py)
     return None
 

@@ -1,7 +1,7 @@
 """Tokenizers used for truncation: the model's own, behind two small protocols.
 
 `Tokenizer` encodes and decodes token ids (tiktoken, Hugging Face); `TokenCounter` only counts (Anthropic's
-count-tokens endpoint, through a count function the anthropic provider hands to `AnthropicTokenCounter`), which
+count-tokens endpoint, through a count function the anthropic provider hands to `RemoteTokenCounter`), which
 truncation handles by searching the longest document head that fits. `load_tokenizer(spec)` reads a profile's
 spec; transformers is imported only when a spec needs it, so the core package never imports torch.
 """
@@ -208,7 +208,7 @@ def load_hf_tokenizer(name: str) -> HFTokenizer:
     return HFTokenizer(name, tokenizer)
 
 
-# --- Anthropic (count-only) ---------------------------------------------------------------------------------------
+# --- Counted by a provider's API (count-only) -------------------------------------------------------------------------
 
 
 class CountStore(Protocol):
@@ -219,9 +219,14 @@ class CountStore(Protocol):
     def put_counts(self, model: str, counts: dict[str, int]) -> None: ...
 
 
-class AnthropicTokenCounter:
-    """Counts with a count function the Anthropic provider gives (the count-tokens endpoint through its client,
-    base URL, key and retry policy): Anthropic publishes no tokenizer for its current models.
+LOCAL_KINDS = ("whitespace", "tiktoken", "hf")
+"""The tokenizer kinds this layer loads; a spec of any other kind ('<provider>:<model>') is counted by the provider
+of that name through its API (`Provider.token_counter`)."""
+
+
+class RemoteTokenCounter:
+    """Counts with a count function a provider gives (Anthropic's count-tokens endpoint through its client, base URL,
+    key and retry policy): a provider that publishes no tokenizer for its models.
 
     Every count is remembered by model and the text's sha256, in memory and, once `store` is set, in the run's
     generation cache, so a text counted once is never sent again and truncation works offline for prompts already
@@ -230,9 +235,10 @@ class AnthropicTokenCounter:
 
     eos_token_id = None
 
-    def __init__(self, model: str, count_remote: Callable[[str], int], concurrency: int = 1) -> None:
-        self.model = model
-        self.name = f"anthropic:{model}"
+    def __init__(self, name: str, count_remote: Callable[[str], int], concurrency: int = 1) -> None:
+        self.name = name
+        """The tokenizer's spec, '<provider>:<model>'."""
+        self.model = name.partition(":")[2]
         self.concurrency = concurrency
         self.store: CountStore | None = None
         self._count_remote = count_remote
@@ -275,8 +281,9 @@ class AnthropicTokenCounter:
 
 def load_tokenizer(spec: str) -> TokenCounter:
     """A tokenizer from a profile's spec: 'whitespace', 'tiktoken:<encoding or OpenAI model>',
-    'hf:<Hub id or folder>'. 'anthropic:<model>' is refused here: only the anthropic provider can count it, and it
-    builds the `AnthropicTokenCounter` with its own count function, so this layer imports no provider."""
+    'hf:<Hub id or folder>'. A spec '<provider>:<model>' (anthropic:<model>) is refused here: only that provider can
+    count it, and it builds the `RemoteTokenCounter` with its own count function, so this layer imports no
+    provider."""
     kind, _, arg = spec.partition(":")
     if kind == "whitespace" and not arg:
         return WhitespaceTokenizer()
@@ -284,10 +291,10 @@ def load_tokenizer(spec: str) -> TokenCounter:
         return TiktokenTokenizer.official(encoding_name(arg))
     if kind == "hf" and arg:
         return load_hf_tokenizer(arg)
-    if kind == "anthropic" and arg:
+    if kind not in LOCAL_KINDS and arg:
         raise UsageError(
-            f"the tokenizer {spec!r} counts with Anthropic's count-tokens endpoint, which only the anthropic "
-            "provider calls: get it from the provider (`Provider.tokenizer(profile)`, or "
+            f"the tokenizer {spec!r} is not one this package loads; a '<provider>:<model>' spec is counted by that "
+            "provider's API: get it from the provider (`Provider.tokenizer(profile)`, or "
             "`zeroscrolls.providers.base.tokenizer_for(spec)`)"
         )
     raise UsageError(

@@ -30,7 +30,7 @@ from zeroscrolls.providers.http.reply import Reply, reading_reply
 from zeroscrolls.providers.http.retry import http_failure
 from zeroscrolls.providers.models import ModelProfile
 from zeroscrolls.text.templates import PromptStyle
-from zeroscrolls.text.tokenizers import AnthropicTokenCounter, TokenCounter
+from zeroscrolls.text.tokenizers import RemoteTokenCounter, TokenCounter
 
 if TYPE_CHECKING:
     import anthropic
@@ -74,6 +74,7 @@ class AnthropicProvider(HTTPProvider):
 
     base_url_env = "ANTHROPIC_BASE_URL"
     default_base_url = "https://api.anthropic.com"
+    offers_batch_api = True
     sending_modules = ("anthropic",)
     withheld_finish_reasons = frozenset({"refusal"})
 
@@ -104,10 +105,10 @@ class AnthropicProvider(HTTPProvider):
         kind, _, model = profile.tokenizer.partition(":")
         return self.token_counter(model) if kind == "anthropic" else super().tokenizer(profile)
 
-    def token_counter(self, model: str) -> AnthropicTokenCounter:
+    def token_counter(self, model: str) -> RemoteTokenCounter:
         """A counter of `model`'s prompt tokens through this provider's count-tokens calls."""
         concurrency = min(self.concurrency, COUNT_CONCURRENCY)
-        return AnthropicTokenCounter(model, partial(self.count_tokens, model), concurrency)
+        return RemoteTokenCounter(f"anthropic:{model}", partial(self.count_tokens, model), concurrency)
 
     def count_tokens(self, model: str, text: str) -> int:
         """Prompt tokens of `text` as one user message, from the count-tokens endpoint with this provider's base

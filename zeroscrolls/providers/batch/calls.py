@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Protocol, TypeVar, cast
+from typing import TypeVar
 
 from zeroscrolls.core.errors import RunStopped
 from zeroscrolls.core.failures import Failure, Kind
@@ -15,16 +15,10 @@ from zeroscrolls.providers.http.provider import HTTPProvider
 T = TypeVar("T")
 
 
-class HasBatchAPI(Protocol):
-    """A provider with a batch API (`has_batch_api`): each call is a new client of it."""
-
-    def batch_api(self) -> BatchAPI: ...
-
-
 def open_batch_api(inner: Provider) -> BatchAPI:
     """A new client of the batch API of `inner`, its key checked first; `batched` made sure it has one."""
     inner.check_ready()
-    return cast(HasBatchAPI, inner).batch_api()
+    return inner.batch_api()
 
 
 class BatchCallFailed(Exception):

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.core.plugins import loadable
 from zeroscrolls.core.requests import Generation, Request
-from zeroscrolls.providers.base import PromptCache, Provider
+from zeroscrolls.providers.base import PromptCache, Provider, installed_providers, resolve_provider
 from zeroscrolls.providers.batch.api import BatchAPI, BatchStatus
 from zeroscrolls.providers.batch.calls import BatchCallFailed, call_api, endpoint_of, open_batch_api, stopped
 from zeroscrolls.providers.batch.session import Session, SubmitSummary
@@ -33,17 +34,11 @@ T = TypeVar("T")
 
 BATCH_PRICE_FACTOR = 0.5
 """Both providers bill batch work at half the standard price."""
-BATCH_PROVIDERS = ("openai", "anthropic")
-"""The built-in providers with a batch API, named in the error for the others."""
-
-
-def has_batch_api(provider: Provider) -> bool:
-    return callable(getattr(provider, "batch_api", None))
 
 
 def refuse_paying_twice(provider: Provider, keys: Sequence[str], store_path: Path) -> None:
     """A run without --batch must not pay for requests that batches hold or already answered: `UsageError`."""
-    if not keys or not has_batch_api(provider) or not BatchStore.recorded_in(store_path):
+    if not keys or not provider.offers_batch_api or not BatchStore.recorded_in(store_path):
         return
     with BatchStore(store_path) as store:
         held = store.holdings(keys, provider.name, endpoint_of(provider))
@@ -56,10 +51,12 @@ def refuse_paying_twice(provider: Provider, keys: Sequence[str], store_path: Pat
 
 def batched(provider: Provider, settings: BatchSettings) -> BatchProvider:
     """`provider` sending through its batch API; a provider without one is a `UsageError`."""
-    if not has_batch_api(provider):
+    if not provider.offers_batch_api:
+        found, _ = loadable(installed_providers(), resolve_provider)
+        with_one = [name for name, cls in found.items() if cls.offers_batch_api]
         raise UsageError(
             f"--batch: the {provider.name} provider has no batch API; providers with one: "
-            f"{', '.join(BATCH_PROVIDERS)} (drop --batch to run {provider.name} directly)"
+            f"{', '.join(with_one) or 'none installed'} (drop --batch to run {provider.name} directly)"
         )
     if settings.poll_seconds <= 0:
         raise UsageError(f"--poll-seconds must be a positive number of seconds, got {settings.poll_seconds:g}")
@@ -76,6 +73,7 @@ class BatchProvider(Provider):
         self.options = inner.options  # validated when the inner provider was built
         self.default_concurrency = inner.default_concurrency
         self.sending_modules = inner.sending_modules
+        self.offers_batch_api = inner.offers_batch_api
         self.settings = settings
         self._profiles: dict[str, ModelProfile] = {}
 
@@ -112,6 +110,12 @@ class BatchProvider(Provider):
 
     def check_ready(self) -> None:
         self.inner.check_ready()
+
+    def batch_api(self) -> BatchAPI:
+        return self.inner.batch_api()
+
+    def token_counter(self, model: str) -> TokenCounter | None:
+        return self.inner.token_counter(model)
 
     def protocol_notes(self, profile: ModelProfile) -> list[str]:
         return self.inner.protocol_notes(profile)

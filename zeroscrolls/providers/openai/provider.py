@@ -92,6 +92,7 @@ class OpenAIProvider(HTTPProvider):
     default_key_env = "OPENAI_API_KEY"
     base_url_env = "OPENAI_BASE_URL"
     default_base_url = "https://api.openai.com/v1"
+    offers_batch_api = True
     sending_modules = ("openai",)
     Options = OpenAIOptions
     options: OpenAIOptions
