@@ -6,8 +6,11 @@ of `PANELS`, so a newcomer reads the options of a first run before those of each
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -262,3 +265,47 @@ GpuMemoryOption = Annotated[
     float | None,
     typer.Option("--gpu-memory-utilization", help="Share of GPU memory vLLM may use.", rich_help_panel=LOCAL),
 ]
+
+
+def provider_flags(
+    provider: ProviderOption = None,
+    option: OptionOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
+    tokenizer: TokenizerOption = None,
+    reasoning_budget: ReasoningBudgetOption = None,
+    concurrency: ConcurrencyOption = None,
+    rpm: RpmOption = None,
+    tpm: TpmOption = None,
+    max_retries: MaxRetriesOption = None,
+    request_timeout: RequestTimeoutOption = None,
+    max_wait: MaxWaitOption = None,
+    batch: BatchOption = False,
+    poll_seconds: PollSecondsOption = 30.0,
+    no_wait: NoWaitOption = False,
+    batch_size: BatchSizeOption = None,
+    device: DeviceOption = None,
+    dtype: DtypeOption = None,
+    tensor_parallel_size: TensorParallelOption = None,
+    pipeline_parallel_size: PipelineParallelOption = None,
+    distributed_executor_backend: ExecutorBackendOption = None,
+    max_model_len: MaxModelLenOption = None,
+    gpu_memory_utilization: GpuMemoryOption = None,
+) -> None:
+    """The provider, pacing, batch and local-model flags `run` and `sweep` both take: a signature only, declared
+    once here and added to each command by `takes_provider_flags`."""
+
+
+def takes_provider_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """`command`, whose `**flags` receives `provider_flags`' parameters, with those parameters after its own in the
+    signature typer reads (annotations evaluated, so typer sees each option's declaration)."""
+    own = [p for p in inspect.signature(command, eval_str=True).parameters.values() if p.kind is not p.VAR_KEYWORD]
+    shared = list(inspect.signature(provider_flags, eval_str=True).parameters.values())
+
+    @functools.wraps(command)
+    def with_flags(*args: Any, **kwargs: Any) -> None:
+        command(*args, **kwargs)
+
+    with_flags.__signature__ = inspect.Signature([*own, *shared])  # type: ignore[attr-defined]
+    with_flags.__annotations__ = {p.name: p.annotation for p in [*own, *shared]}
+    return with_flags

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -13,47 +13,25 @@ from rich.markup import escape
 from zeroscrolls.cli.options import (
     DATA,
     OUTPUT,
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    BatchOption,
-    BatchSizeOption,
     BooksOption,
     CacheOption,
-    ConcurrencyOption,
     DataOption,
-    DeviceOption,
     DryRunOption,
-    DtypeOption,
-    ExecutorBackendOption,
-    GpuMemoryOption,
     LimitOption,
     MaxCostOption,
-    MaxModelLenOption,
-    MaxRetriesOption,
     MaxTokensOption,
-    MaxWaitOption,
     ModelOption,
     NoCacheOption,
-    NoWaitOption,
-    OptionOption,
     OutputOption,
     OverwriteOption,
-    PipelineParallelOption,
-    PollSecondsOption,
     PromptModeOption,
     PromptsOption,
-    ProviderOption,
-    ReasoningBudgetOption,
-    RequestTimeoutOption,
     RevisionOption,
-    RpmOption,
     SampleOption,
     SplitOption,
     SuiteOption,
     TasksOption,
-    TensorParallelOption,
-    TokenizerOption,
-    TpmOption,
+    takes_provider_flags,
 )
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.cli.tables import print_widest
@@ -96,29 +74,7 @@ def run(
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     overwrite: OverwriteOption = False,
-    provider: ProviderOption = None,
-    option: OptionOption = None,
-    base_url: BaseUrlOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    tokenizer: TokenizerOption = None,
-    reasoning_budget: ReasoningBudgetOption = None,
-    concurrency: ConcurrencyOption = None,
-    rpm: RpmOption = None,
-    tpm: TpmOption = None,
-    max_retries: MaxRetriesOption = None,
-    request_timeout: RequestTimeoutOption = None,
-    max_wait: MaxWaitOption = None,
-    batch: BatchOption = False,
-    poll_seconds: PollSecondsOption = 30.0,
-    no_wait: NoWaitOption = False,
-    batch_size: BatchSizeOption = None,
-    device: DeviceOption = None,
-    dtype: DtypeOption = None,
-    tensor_parallel_size: TensorParallelOption = None,
-    pipeline_parallel_size: PipelineParallelOption = None,
-    distributed_executor_backend: ExecutorBackendOption = None,
-    max_model_len: MaxModelLenOption = None,
-    gpu_memory_utilization: GpuMemoryOption = None,
+    **flags: Any,
 ) -> None:
     """Run the benchmark: build and truncate every prompt, generate what the cache lacks, write predictions,
     records, scores and a report to results/<run-name>/. Rerunning the same command resumes for free.
@@ -138,7 +94,8 @@ def run(
     from zeroscrolls.run.prompt_cache import expected_saving
     from zeroscrolls.store.cache import open_cache  # the run's machinery: imported by the command that needs it
 
-    parameters = dict(locals())
+    parameters = dict(locals()) | flags
+    no_wait = flags["no_wait"]
     err = Console(stderr=True, highlight=False)
     command = ("zeroscrolls", *sys.argv[1:])
     config = run_config(model, command=command, batch_watcher=BatchProgress(err), **run_options(parameters))
@@ -244,4 +201,4 @@ def _prompt_cache_note(t: Totals) -> str:
 
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to `app`."""
-    app.command("run")(run)
+    app.command("run")(takes_provider_flags(run))

@@ -7,7 +7,7 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -18,45 +18,23 @@ from zeroscrolls.cli.options import (
     COMMON,
     DATA,
     OUTPUT,
-    ApiKeyEnvOption,
-    BaseUrlOption,
-    BatchOption,
-    BatchSizeOption,
     BooksOption,
     CacheOption,
-    ConcurrencyOption,
     DataOption,
-    DeviceOption,
     DryRunOption,
-    DtypeOption,
-    ExecutorBackendOption,
-    GpuMemoryOption,
     LimitOption,
     MaxCostOption,
-    MaxModelLenOption,
-    MaxRetriesOption,
-    MaxWaitOption,
     NoCacheOption,
-    NoWaitOption,
-    OptionOption,
     OutputOption,
     OverwriteOption,
-    PipelineParallelOption,
-    PollSecondsOption,
     PromptModeOption,
     PromptsOption,
-    ProviderOption,
-    ReasoningBudgetOption,
-    RequestTimeoutOption,
     RevisionOption,
-    RpmOption,
     SampleOption,
     SplitOption,
     SuiteOption,
     TasksOption,
-    TensorParallelOption,
-    TokenizerOption,
-    TpmOption,
+    takes_provider_flags,
 )
 from zeroscrolls.cli.resume import resume_command
 from zeroscrolls.cli.tables import fits
@@ -115,29 +93,7 @@ def sweep(
     cache: CacheOption = None,
     no_cache: NoCacheOption = False,
     overwrite: OverwriteOption = False,
-    provider: ProviderOption = None,
-    option: OptionOption = None,
-    base_url: BaseUrlOption = None,
-    api_key_env: ApiKeyEnvOption = None,
-    tokenizer: TokenizerOption = None,
-    reasoning_budget: ReasoningBudgetOption = None,
-    concurrency: ConcurrencyOption = None,
-    rpm: RpmOption = None,
-    tpm: TpmOption = None,
-    max_retries: MaxRetriesOption = None,
-    request_timeout: RequestTimeoutOption = None,
-    max_wait: MaxWaitOption = None,
-    batch: BatchOption = False,
-    poll_seconds: PollSecondsOption = 30.0,
-    no_wait: NoWaitOption = False,
-    batch_size: BatchSizeOption = None,
-    device: DeviceOption = None,
-    dtype: DtypeOption = None,
-    tensor_parallel_size: TensorParallelOption = None,
-    pipeline_parallel_size: PipelineParallelOption = None,
-    distributed_executor_backend: ExecutorBackendOption = None,
-    max_model_len: MaxModelLenOption = None,
-    gpu_memory_utilization: GpuMemoryOption = None,
+    **flags: Any,
 ) -> None:
     """Run every (model, budget) point, sharing the cache, then write sweep.csv, plots and report.md to
     results/<sweep-name>/. All points are checked against the models' context windows before anything runs.
@@ -155,7 +111,8 @@ def sweep(
     from zeroscrolls.sweeps.estimate import estimate_sweep, sweep_plans
     from zeroscrolls.sweeps.execution import run_sweep
 
-    parameters = dict(locals())
+    parameters = dict(locals()) | flags
+    no_wait = flags["no_wait"]
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     config = sweep_config(
         model,
@@ -362,5 +319,5 @@ def compare(
 
 def register(app: typer.Typer) -> None:
     """Adds this module's commands to `app`."""
-    app.command("sweep")(sweep)
+    app.command("sweep")(takes_provider_flags(sweep))
     app.command("compare")(compare)
