@@ -1,5 +1,8 @@
 """Assembles the `zeroscrolls` app and turns user errors into one line and exit code 2.
 
+Exit codes: 0 success, 1 some examples failed or a task has no score (scores exclude them and say so), 2 a usage or
+input error, or a run a `RunStopped` stopped (a refused key, a full disk, an unexpected error), 130 Ctrl-C.
+
 The app starts fast: `COMMANDS` names each command, the module that implements it and the line `zeroscrolls --help`
 shows for it, so a command's module (and what that module imports) is imported only when that command runs or shows
 its own help. Every help, the top level's and each command's, is click's plain layout: typer's rich help renderer

@@ -1,5 +1,5 @@
 """The score, format and breakdown tables of the terminal (`score`, `run`, `sweep`, `compare`), drawn from the plain
-values of `results/`."""
+values of `scoring/`."""
 
 from __future__ import annotations
 

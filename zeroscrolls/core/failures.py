@@ -1,10 +1,16 @@
 """One vocabulary for what went wrong: a `Failure` value says it for one request or one example.
 
-Providers classify what happened into a `Failure`; the engine decides what to do with it (retry it when it is
-`retryable`, stop the run when it `stops_run`, else fail the one example); the CLI and the run folder render its
-`message`. A failure travels as a value (on a `Generation`, on an example's result) wherever it can, and as an
-exception only to leave code that cannot return it: `ExampleFailed` out of the prompt builder, `RunStopped` out
-of whatever finds that nothing more can succeed.
+Providers classify what happened into a `Failure` (an HTTP provider's `classify`, with `http_failure` for
+statuses; a batch result line that does not answer its request is `BATCH`; a prompt longer than vLLM takes,
+`DOES_NOT_FIT`); the scheduler marks a request a provider's stream ended without answering `UNANSWERED`. Only the
+providers retry: the HTTP base (providers/http/retry.py) while a failure is `retryable`, the batch path by
+resubmitting what a retry can fix. The engine retries nothing: it stops the run when a failure `stops_run`, else
+fails the one example, and an exception no layer classified stops the run as `INTERNAL`, its traceback in the run
+folder's error.log. The CLI and the run folder render its `message`.
+
+A failure travels as a value (on a `Generation`, on an example's result) wherever it can, and as an exception only
+to leave code that cannot return it: `ExampleFailed` out of the prompt builder, `RunStopped` out of whatever finds
+that nothing more can succeed.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Carrying out a plan: planning, the dry-run estimate, the scheduler and cost cap, collecting answers, the runner.
+"""Carrying out a plan: planning, the dry-run estimate, the scheduler and cost cap, collecting answers, the run itself.
 
 What the layers above use, read from its module on first access (importing `zeroscrolls.engine.progress` stays
-cheap): `plan_run` and `remember_in_cache` (plan.py), `estimate` and `TaskEstimate` (dry_run.py), `execute` (runner.py),
-`postprocess` (collecting.py), and the progress a run reports, `Progress`, `Tally`, `PlainProgress` (progress.py).
+cheap): `plan_run` and `remember_in_cache` (plan.py), `estimate` and `TaskEstimate` (dry_run.py), `execute`
+(execution.py), `postprocess` (collecting.py), and the progress a run reports, `Progress`, `Tally`,
+`PlainProgress` (progress.py).
 """
 
 from __future__ import annotations

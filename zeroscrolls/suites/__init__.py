@@ -4,6 +4,10 @@ answer formats, naive rules, paper table) and the contract every suite fills (`b
 The names below are the suite plugin API: what a suite package imports (`from zeroscrolls.suites import Suite,
 ...`) to declare a benchmark and register it under the entry-point group `zeroscrolls.suites`; every other module is
 internal and may change. They load on first access, so importing this package imports none of them.
+
+A built-in suite is a folder `<name>/` with its task table, `prompts/<task>.yaml` (or another suite's folder
+reused), a row reader and a `suite.py` holding `SUITE = Suite(...)`, plus one line in `base.BUILTIN_SUITES`; a
+third-party suite is the same value behind one entry point.
 """
 
 from __future__ import annotations
