@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from zeroscrolls import load_run, load_sweep
 from zeroscrolls.cli.main import app
 from zeroscrolls.core.errors import UsageError
+from zeroscrolls.output.runfolder import write_manifest
 from zeroscrolls.view.collect import collect
 
 OLD_SHAPES = {
@@ -120,3 +122,15 @@ def test_a_killed_runs_ledger_is_laid_over_its_manifest_by_every_reader_that_sho
     assert point.totals["cost_usd"] == 0.75
     (page,) = collect(folder)["runs"]
     assert page["manifest"]["totals"]["cost_usd"] == 0.75 and page["manifest"]["status"] == "running"
+
+
+def test_the_writer_writes_only_what_the_reader_reads(naive_run: Path, tmp_path: Path) -> None:
+    """The manifest a run writes passes through `Manifest` first: one the reader would refuse is never written."""
+    manifest = json.loads((naive_run / "manifest.json").read_text(encoding="utf-8"))
+    written = tmp_path / "manifest.json"
+    write_manifest(written, manifest)
+    assert json.loads(written.read_text(encoding="utf-8")) == manifest
+    without_model = {key: value for key, value in manifest.items() if key != "model"}
+    with pytest.raises(ValidationError, match="model"):
+        write_manifest(tmp_path / "broken.json", without_model)
+    assert not (tmp_path / "broken.json").exists()

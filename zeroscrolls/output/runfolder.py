@@ -85,6 +85,12 @@ def write_json(path: Path, data: Any) -> None:
     write_text(path, json_text(data, indent=2, default=str) + "\n")
 
 
+def write_manifest(path: Path, manifest: dict[str, Any]) -> None:
+    """Write a run's manifest, read back through `Manifest` first: what the writer writes, every reader reads."""
+    Manifest.model_validate(manifest)
+    write_json(path, manifest)
+
+
 def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     def write(fh: IO[str]) -> None:
         with jsonlines.Writer(fh, dumps=partial(json_text, separators=(",", ":"))) as writer:
@@ -274,10 +280,10 @@ def write_run(plan: Plan, result: RunResult, started: str, written: Collection[s
     breakdown = _analysis_plot(result.scores, folder.root)
     text = report.render_run_report(manifest, result.scores, records, overview.name, lengths, empty, breakdown)
     write_text(folder.report, text)
-    write_json(folder.manifest, manifest)
+    write_manifest(folder.manifest, manifest)
     while (total := ledger_total(folder.spending)) is not None and total != manifest["spent_usd"]:
         manifest["spent_usd"] = total  # another run sending into the folder paid after the ledger was read
-        write_json(folder.manifest, manifest)
+        write_manifest(folder.manifest, manifest)
 
 
 def import_plots_early() -> None:
@@ -295,7 +301,7 @@ def write_running(plan: Plan, totals: Totals, started: str, spent_before: float 
         plan.folder.spending.unlink(missing_ok=True)
     result = RunResult(plan.folder, totals, None, {}, spent_before_usd=spent_before)
     manifest = _manifest(plan, result, started) | {"finished_at": None, "status": "running"}
-    write_json(plan.folder.manifest, manifest)
+    write_manifest(plan.folder.manifest, manifest)
     return SpendingLog(plan.folder, spent_before, started)
 
 
