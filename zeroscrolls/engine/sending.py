@@ -2,8 +2,8 @@
 lacks goes to the scheduler, and each answer is counted, cached and settled the moment it arrives.
 
 Planning stays at most a few times the concurrency ahead of the senders (`LOOKAHEAD_PER_SENDER`), so tokenization
-overlaps the network and the first request leaves within seconds. Each answer is cached (a paid one written to the spending
-ledger first) and only then handed to `Collected`, so nothing that fails later loses it. The provider's
+overlaps the network and the first request leaves within seconds. Each answer is cached (a paid one written to the
+spending ledger first) and only then handed to `Collected`, so nothing that fails later loses it. The provider's
 `sending_modules` (its SDK) are imported in a background thread from the start when the cache holds no answer of
 the model, else at the first miss, so a rerun the cache answers whole never imports them; matplotlib follows once
 everything is planned."""
