@@ -1,4 +1,4 @@
-"""`zeroscrolls prompt` prints exactly the final prompt and nothing else (DESIGN.md contract)."""
+"""`zeroscrolls prompt` prints exactly the final prompt and nothing else: what a run would send, byte for byte."""
 
 from __future__ import annotations
 
