@@ -175,14 +175,18 @@ def models(wide: WideOption = False, options: OptionsOption = None, provider: Pr
 def _print_provider_options(model: str, provider: str | None) -> None:
     """The options of the provider serving `model`, as `run` and `sweep` take them: by their flag where the command
     has one, else as --option NAME=VALUE."""
-    from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES
+    from zeroscrolls.evaluation.options import FLAGGED_PROVIDER_OPTIONS
     from zeroscrolls.providers.options import option_flag, options_help
     from zeroscrolls.run.requests import provider_class
 
     chosen = provider_class(model, provider)
-    flagged = {*PROVIDER_OPTION_NAMES, "seed", "concurrency"}  # the run's --seed and --concurrency reach it too
     rows = [
-        (option_flag(row.name) if row.name in flagged else f"--option {row.name}=...", row.type, row.default, row.text)
+        (
+            option_flag(row.name) if row.name in FLAGGED_PROVIDER_OPTIONS else f"--option {row.name}=...",
+            row.type,
+            row.default,
+            row.text,
+        )
         for row in options_help(chosen.Options)
     ]
     table = Table(title=f"Options of the {chosen.name} provider", title_justify="left", box=None, pad_edge=False)

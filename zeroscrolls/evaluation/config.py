@@ -14,7 +14,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_PROMPT_MODE, DEFAULT_SUITE
 from zeroscrolls.data.sampling import selection
 from zeroscrolls.data.sources import DataSource
-from zeroscrolls.evaluation.options import PROVIDER_OPTION_NAMES, check_options
+from zeroscrolls.evaluation.options import FLAGGED_PROVIDER_OPTIONS, PROVIDER_OPTION_NAMES, check_options
 from zeroscrolls.providers.options import option_flag, parse_option_pairs
 from zeroscrolls.run.budgets import parse_budget
 from zeroscrolls.run.values import RunConfig
@@ -64,8 +64,8 @@ def run_config(
     Python sequences; `max_tokens` is read as --max-tokens is, 4096 or "4k"); `options` are the provider's options
     (`base_url`, `api_key_env`, `tokenizer`, a plugin's own, ...), which its `Options` check when it is built.
     `command` is recorded in the manifest (default: the `zeroscrolls run` command line asking for the same run);
-    `batch_watcher` is told what each poll of a waiting `--batch` run
-    finds (the terminal's progress bars). A mistake is a `UsageError` with the command line's message."""
+    `batch_watcher` is told what each poll of a waiting `--batch` run finds (the terminal's progress bars). A
+    mistake is a `UsageError` with the command line's message."""
     arguments = {name: value for name, value in locals().items() if name != "options"} | options
     check_options(arguments)
     refuse_misspelt(model, provider, options)
@@ -106,14 +106,15 @@ def run_config(
 def refuse_misspelt(model: str, provider: str | None, options: Mapping[str, Any]) -> None:
     """Refuse a keyword that neither `run_config` nor the model's provider takes but that is close to a name one of
     them does (`devise` for `device`), naming it: a Python caller's typo, told before the provider is built."""
+    unflagged = [name for name in options if name not in PROVIDER_OPTION_NAMES]
+    if not unflagged:
+        return
     from zeroscrolls.providers.base import option_names
     from zeroscrolls.run.requests import provider_class
 
-    own = [n for n in inspect.signature(run_config).parameters if n not in ("command", "batch_watcher", "options")]
-    for name in options:
-        if name in PROVIDER_OPTION_NAMES:
-            continue
-        takes = option_names(provider_class(model, provider))
+    own = run_config_names("command", "batch_watcher", "options")
+    takes = option_names(provider_class(model, provider))
+    for name in unflagged:
         close = difflib.get_close_matches(name, [*own, *PROVIDER_OPTION_NAMES, *takes], n=1, cutoff=0.8)
         if name not in takes and close:
             raise UsageError(
@@ -122,12 +123,17 @@ def refuse_misspelt(model: str, provider: str | None, options: Mapping[str, Any]
             )
 
 
+def run_config_names(*left_out: str) -> list[str]:
+    """The names of `run_config`'s parameters, less `left_out`."""
+    return [name for name in inspect.signature(run_config).parameters if name not in left_out]
+
+
 def run_options(parameters: Mapping[str, Any], exclude: Sequence[str] = ()) -> dict[str, Any]:
     """The options `run_config` takes among a command's `parameters` (its keywords, the provider options named by
     flags, and the provider's options given as `--option KEY=VALUE`), less `exclude`: what `zeroscrolls run` and
     `zeroscrolls sweep` hand it, named as it names them. An option given both ways, or a run option given as
     `--option`, is a `UsageError`."""
-    own = [n for n in inspect.signature(run_config).parameters if n not in ("model", "command", "batch_watcher")]
+    own = run_config_names("model", "command", "batch_watcher")
     chosen = {name: parameters[name] for name in [*own, *PROVIDER_OPTION_NAMES] if name in parameters}
     for name, value in parse_option_pairs(parameters.get("option") or ()).items():
         if name in own:
@@ -167,7 +173,7 @@ def cli_command(name: str, arguments: Mapping[str, Any], *functions: Callable[..
             continue
         if key in defaults and value == defaults[key]:
             continue
-        if key not in parameters and key not in PROVIDER_OPTION_NAMES:  # a provider's option without a flag of its own
+        if key not in parameters and key not in FLAGGED_PROVIDER_OPTIONS:  # a provider's option without a flag
             words += ["--option", f"{key}={value}"]
             continue
         flag = option_flag(key)

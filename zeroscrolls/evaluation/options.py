@@ -28,6 +28,9 @@ PROVIDER_OPTION_NAMES = (
     "gpu_memory_utilization",
 )
 """The parameters `run` and `sweep` both declare (cli/options.py) and hand to the provider."""
+FLAGGED_PROVIDER_OPTIONS = frozenset({*PROVIDER_OPTION_NAMES, "seed", "concurrency"})
+"""Provider options `run` and `sweep` take as flags of their own (`--seed` and `--concurrency` are the run's too,
+handed to a provider that takes them); any other is given as `--option NAME=VALUE`."""
 
 
 def check_options(parameters: Mapping[str, object]) -> None:

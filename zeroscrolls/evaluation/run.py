@@ -314,8 +314,13 @@ def load_run(path: str | Path) -> Run:
     if not folder.manifest.is_file():
         hint = " (a sweep folder: use load_sweep)" if (folder.root / "sweep.csv").is_file() else ""
         raise UsageError(f"{folder.root}: not a run folder{hint}; pass a folder written by `zeroscrolls run`")
-    scores = _read_json(folder.scores) if folder.scores.is_file() else None
-    return Run(folder.root, read_manifest(folder.root), scores)
+    return run_of(folder.root, read_manifest(folder.root))
+
+
+def run_of(root: Path, manifest: Manifest) -> Run:
+    """The `Run` of the run folder `root` whose manifest is read already (a sweep's points, which `find_runs` read)."""
+    scores = RunFolder(root).scores
+    return Run(root, manifest, _read_json(scores) if scores.is_file() else None)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from zeroscrolls.core.errors import UsageError
 from zeroscrolls.core.task import DEFAULT_SUITE
 from zeroscrolls.evaluation.config import cli_command, comma_list, refuse_cli_only, run_config
 from zeroscrolls.evaluation.console import opened_cache, progress_console, progress_for
-from zeroscrolls.evaluation.run import Run, load_run, off_the_loop
+from zeroscrolls.evaluation.run import Run, off_the_loop, run_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -153,4 +153,4 @@ def load_sweep(path: str | Path) -> Sweep:
     if not csv.is_file():
         hint = " (a run folder: use load_run)" if (folder / "manifest.json").is_file() else ""
         raise UsageError(f"{folder}: not a sweep folder (no {SWEEP_CSV}){hint}; pass a folder written by a sweep")
-    return Sweep(folder, read_table(csv), [load_run(run) for run, _ in find_runs([folder])])
+    return Sweep(folder, read_table(csv), [run_of(run, manifest) for run, manifest in find_runs([folder])])
